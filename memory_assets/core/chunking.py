@@ -1,0 +1,146 @@
+"""Vault pages and core files as index chunks: frontmatter parsed, never embedded as text.
+
+Paragraph chunking follows the existing indexer (split on blank lines, greedy merge up to 1,200
+characters, an over-long paragraph is its own chunk). MEMORY.md is chunked per zone: the
+generated zone (between ``<!-- memory:generated -->`` and ``<!-- /memory:generated -->``) and
+the manual zone (everything else) never share a row, because the human-verification floor
+applies to the manual zone only.
+"""
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+import frontmatter
+import yaml
+
+from memory_assets.core.importance import Lifecycle, normalise_status, parse_stale_after
+
+MAX_CHUNK_CHARS = 1200
+GENERATED_OPEN = "<!-- memory:generated -->"
+GENERATED_CLOSE = "<!-- /memory:generated -->"
+HUMAN_STAMP_RE = re.compile(r"<!--\s*verified:\s*human:(?P<who>[^\s]+)\s+at\s+(?P<at>[^\s]+)\s*-->")
+OLD_GENERATOR_HEADER = re.compile(r"^\s*# Long-term Memory\s*$", re.MULTILINE)
+OLD_GENERATOR_FOOTER = re.compile(r"^\*Last updated: .* UTC\*\s*$", re.MULTILINE)
+FRONTMATTER_START = re.compile(r"\A\ufeff?---\s*\n")
+
+
+def chunk_paragraphs(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+    chunks: list[str] = []
+    current: list[str] = []
+    length = 0
+    for para in paragraphs:
+        if current and length + len(para) > max_chars:
+            chunks.append("\n\n".join(current))
+            current, length = [], 0
+        current.append(para)
+        length += len(para) + 2
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
+
+
+@dataclass
+class Page:
+    """A vault page: its frontmatter, body and lifecycle."""
+
+    meta: dict[str, object]
+    body: str
+    lifecycle: Lifecycle
+    updated: date | None
+    category: str | None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _human_verified(meta: dict[str, object]) -> bool:
+    verified = meta.get("verified")
+    entries = verified if isinstance(verified, list) else [verified] if verified else []
+    for entry in entries:
+        by = entry.get("by") if isinstance(entry, dict) else entry
+        if isinstance(by, str) and by.strip().startswith("human:"):
+            return True
+    return False
+
+
+def _as_date(value: object) -> date | None:
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def parse_page(text: str, name: str) -> Page:
+    """Split frontmatter from body. Bad YAML is reported (file, line, fix) and the page is kept."""
+    warnings: list[str] = []
+    try:
+        post = frontmatter.loads(text)
+        meta: dict[str, object] = dict(post.metadata)
+        body = post.content
+    except yaml.YAMLError as exc:
+        # Where the offending construct starts when YAML knows it, else where it noticed.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        line = (mark.line + 2) if mark is not None else 1  # +1 for 1-based, +1 for the opening ---
+        warnings.append(
+            f"{name} line {line}: invalid YAML frontmatter ({getattr(exc, 'problem', exc)}); indexed "
+            "without its frontmatter fields. Fix the YAML between the '---' lines. The file was not modified."
+        )
+        meta = {}
+        body = _strip_broken_frontmatter(text)
+    except Exception as exc:  # frontmatter can raise on odd delimiters; never lose the page
+        warnings.append(f"{name} line 1: unreadable frontmatter ({exc}); indexed as plain text.")
+        meta, body = {}, text
+    lifecycle = Lifecycle(
+        status=normalise_status(meta.get("status")),
+        stale_after=parse_stale_after(meta.get("stale_after")),
+        human_verified=_human_verified(meta),
+    )
+    category = meta.get("category")
+    return Page(
+        meta=meta,
+        body=body,
+        lifecycle=lifecycle,
+        updated=_as_date(meta.get("updated")),
+        category=str(category) if category else None,
+        warnings=warnings,
+    )
+
+
+def _strip_broken_frontmatter(text: str) -> str:
+    m = FRONTMATTER_START.match(text)
+    if not m:
+        return text
+    end = text.find("\n---", m.end())
+    return text[end + 4 :] if end >= 0 else text
+
+
+@dataclass(frozen=True)
+class Zone:
+    name: str  # "generated" | "manual"
+    text: str
+    human_verified: bool
+
+
+def split_memory_md(text: str) -> list[Zone]:
+    """MEMORY.md's zones. No marker: all generated if it carries the old generator's signature
+    (``# Long-term Memory`` header and ``*Last updated: ... UTC*`` footer), else all manual."""
+    if GENERATED_CLOSE in text:
+        before_close, after = text.split(GENERATED_CLOSE, 1)
+        if GENERATED_OPEN in before_close:
+            manual_head, generated = before_close.split(GENERATED_OPEN, 1)
+        else:
+            manual_head, generated = "", before_close
+        manual = manual_head + "\n\n" + after
+        zones = [Zone("generated", generated, False)]
+    elif OLD_GENERATOR_HEADER.search(text) and OLD_GENERATOR_FOOTER.search(text):
+        return [Zone("generated", text, False)]
+    else:
+        manual = text
+        zones = []
+    human = bool(HUMAN_STAMP_RE.search(manual))
+    zones.append(Zone("manual", HUMAN_STAMP_RE.sub("", manual), human))
+    return zones

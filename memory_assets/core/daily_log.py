@@ -1,0 +1,191 @@
+"""The capture tier's format: ``archive/YYYY-MM-DD.md`` daily logs (append-only).
+
+Compatible with existing users' files (``reference/existing-formats.md`` 1.2)::
+
+    # Daily Log - 2026-07-01
+
+    ## 09:12 — 5c1e0a9f
+
+    - [preference] Prefers metric units in all answers `units metric`
+
+A fact line is ``- [category] content`` plus, only when there are tags, a space and the
+space-joined tags inside one pair of backticks. The writer sanitises what the line format
+cannot carry (newlines, a ``]`` in a category, whitespace inside a tag, content that itself ends
+in a backtick span) so that everything it writes parses back to exactly what it wrote.
+"""
+
+import fcntl
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from memory_assets.core.textfile import read_text
+
+FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
+TAGS_RE = re.compile(r"`([^`]*)`\s*$")
+BLOCK_RE = re.compile(r"^##\s+(\d{2}:\d{2})\s+[—-]\s+(\S+)\s*$")
+LOG_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+DEFAULT_CATEGORY = "general"
+REVISION_TAG = "revision"
+
+
+@dataclass(frozen=True)
+class LogFact:
+    """One fact line of a daily log."""
+
+    content: str
+    category: str = DEFAULT_CATEGORY
+    tags: tuple[str, ...] = ()
+    line: int = 0
+    time: str | None = None
+    chat: str | None = None
+
+
+@dataclass
+class ParsedLog:
+    facts: list[LogFact] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped_lines: int = 0
+
+
+def log_date(path: Path) -> date | None:
+    """The day a log file holds, from its ``YYYY-MM-DD.md`` name; None for any other file."""
+    m = LOG_NAME_RE.match(path.name)
+    if not m:
+        return None
+    try:
+        return date.fromisoformat(m.group(1))
+    except ValueError:
+        return None
+
+
+def parse_fact_line(stripped: str) -> LogFact | None:
+    m = FACT_RE.match(stripped)
+    if not m:
+        return None
+    category = m.group(1).strip() or DEFAULT_CATEGORY
+    rest = m.group(2)
+    tags: tuple[str, ...] = ()
+    tm = TAGS_RE.search(rest)
+    if tm:
+        tags = tuple(tm.group(1).split())
+        rest = rest[: tm.start()]
+    content = rest.strip()
+    if not content:
+        return None
+    return LogFact(content=content, category=category, tags=tags)
+
+
+def parse_daily_log(text: str, name: str = "<log>") -> ParsedLog:
+    """Parse a daily log. Never raises: a line that cannot be read is skipped with a warning."""
+    out = ParsedLog()
+    time: str | None = None
+    chat: str | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            bm = BLOCK_RE.match(stripped)
+            if bm:
+                time, chat = bm.group(1), bm.group(2)
+            continue
+        fact = parse_fact_line(stripped)
+        if fact is None:
+            out.skipped_lines += 1
+            out.warnings.append(
+                f"{name} line {number}: not a fact line, skipped ({stripped[:60]!r}); a fact line reads "
+                "'- [category] content' with optional `tags`. The file was not modified."
+            )
+            continue
+        out.facts.append(
+            LogFact(fact.content, fact.category, fact.tags, line=number, time=time, chat=chat)
+        )
+    return out
+
+
+def read_daily_log(path: Path, name: str | None = None) -> ParsedLog:
+    ft = read_text(path, name)
+    parsed = parse_daily_log(ft.text, name or str(path))
+    parsed.warnings[:0] = ft.warnings
+    return parsed
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def sanitise_fact(content: str, category: str | None = None, tags: Iterable[str] = ()) -> LogFact:
+    """What the line format can carry of a fact: one line, a bracket-free category, word tags."""
+    clean_content = _clean(content)
+    clean_category = _clean((category or "").replace("]", " ").replace("[", " ")) or DEFAULT_CATEGORY
+    clean_tags = tuple(t for t in ("-".join(tag.replace("`", " ").split()) for tag in tags) if t)
+    return LogFact(content=clean_content, category=clean_category, tags=clean_tags)
+
+
+def format_fact_line(fact: LogFact) -> str:
+    """The line for one fact. Raises ValueError for a fact with no content."""
+    clean = sanitise_fact(fact.content, fact.category, fact.tags)
+    if not clean.content:
+        raise ValueError("a fact needs non-empty content")
+    line = f"- [{clean.category}] {clean.content}"
+    if clean.tags:
+        line += " `" + " ".join(clean.tags) + "`"
+    elif TAGS_RE.search(clean.content):
+        # Content that ends in a backtick span would be read back as tags; an empty tag group
+        # keeps it content (the existing parser reads the same: no tags).
+        line += " ``"
+    return line
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``<path>.lock``, the lock every appender takes."""
+    lock_path = path.with_name(path.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def append_facts(
+    archive_dir: Path, chat_id: str, facts: Iterable[LogFact], now: datetime | None = None
+) -> Path | None:
+    """Append one conversation block to today's (UTC) log; create the log with its H1 if new.
+
+    Append-only: the file is opened in append mode under the appenders' lock and never rewritten.
+    Returns the log's path, or None when there was nothing to write.
+    """
+    now = now or datetime.now(UTC)
+    lines = [format_fact_line(f) for f in facts if _clean(f.content)]
+    if not lines:
+        return None
+    day = now.astimezone(UTC).date().isoformat()
+    path = archive_dir / f"{day}.md"
+    archive_dir.mkdir(parents=True, exist_ok=True)
+    block = f"\n## {now.astimezone(UTC):%H:%M} — {chat_id[:8]}\n\n" + "\n".join(lines) + "\n"
+    with locked(path):
+        new = not path.exists() or path.stat().st_size == 0
+        with open(path, "a", encoding="utf-8") as fh:
+            if new:
+                fh.write(f"# Daily Log - {day}\n")
+            fh.write(block)
+    return path
+
+
+def list_logs(archive_dir: Path) -> list[tuple[date, Path]]:
+    """The daily logs in ``archive_dir``, oldest first (files not named ``YYYY-MM-DD.md`` are ignored)."""
+    if not archive_dir.is_dir():
+        return []
+    found = []
+    for path in archive_dir.glob("????-??-??.md"):
+        day = log_date(path)
+        if day is not None and path.is_file():
+            found.append((day, path))
+    return sorted(found)

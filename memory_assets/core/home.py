@@ -1,0 +1,54 @@
+"""Setting up and describing a memory home (``init`` and ``status``)."""
+
+from pathlib import Path
+
+from memory_assets.core.daily_log import list_logs
+from memory_assets.core.store import MemoryStore
+from memory_assets.core.tombstones import read_tombstones
+from memory_assets.core.vault import bootstrap_vault, list_pages
+from memory_assets.core.watermark import read_watermark
+from memory_assets.settings import Settings
+
+
+def init_home(settings: Settings) -> list[Path]:
+    """Idempotent: creates what is missing (folders, vault skeleton), never overwrites a file."""
+    created: list[Path] = []
+    dirs = [settings.memory_dir, settings.archive_dir, settings.transcripts_dir]
+    if settings.index_is_local:
+        dirs.append(Path(settings.index_uri))
+    for path in dirs:
+        if not path.exists():
+            path.mkdir(parents=True)
+            created.append(path)
+    created += bootstrap_vault(settings.notebook_dir)
+    return created
+
+
+def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
+    logs = list_logs(settings.archive_dir)
+    wm = read_watermark(settings.log_md)
+    stats = store.stats()
+    by_type: dict[str, int] = {}
+    for _, _, source_type in store.contents():
+        key = source_type or "legacy_direct"
+        by_type[key] = by_type.get(key, 0) + 1
+    return {
+        "home": str(settings.home),
+        "profile": settings.profile,
+        "memory_dir": str(settings.memory_dir),
+        "notebook_dir": str(settings.notebook_dir),
+        "index_uri": settings.index_uri,
+        "daily_logs": len(logs),
+        "first_log": logs[0][0].isoformat() if logs else None,
+        "last_log": logs[-1][0].isoformat() if logs else None,
+        "watermark": wm.isoformat() if wm else None,
+        "pending_logs": sum(1 for d, _ in logs if wm is None or d > wm),
+        "vault_pages": len(list_pages(settings.notebook_dir)),
+        "tombstones": len(read_tombstones(settings.tombstones_path).contents),
+        "index_rows": stats.rows,
+        "index_rows_by_source_type": dict(sorted(by_type.items())),
+        "index_fragments": stats.fragments,
+        "index_version": stats.version,
+        "embedding_model": store.model(),
+        "vector_width": store.vector_width(),
+    }

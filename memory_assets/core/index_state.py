@@ -1,0 +1,53 @@
+"""The indexer's state: ``{"version": 2, "table": <table id>, "files": {"label:filename": digest}}``.
+
+Keys are ``label:filename`` (never an absolute path, so a synced directory cannot leak entries
+between machines). The digest is of the rows a file should produce, so a touch without a change,
+or a change that does not alter the rows, costs no index work. State of any other version (the
+assistant's flat ``{absolute path: mtime}`` file) is discarded, which costs one full reindex; so
+is state recorded against another table (a rebuilt or replaced index).
+
+The state is only a fast path: the indexer's per-file diff against the table is the truth.
+"""
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STATE_VERSION = 2
+
+
+@dataclass
+class IndexState:
+    table: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    discarded: str | None = None  # why a previous state was thrown away, for reporting
+
+    @classmethod
+    def load(cls, path: Path, table_id: str | None) -> "IndexState":
+        if not path.exists():
+            return cls(table=table_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return cls(table=table_id, discarded=f"{path}: unreadable ({exc}); rebuilt from the files")
+        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+            return cls(table=table_id, discarded=f"{path}: pre-v{STATE_VERSION} state discarded (one full reindex)")
+        if data.get("table") != table_id:
+            return cls(table=table_id, discarded=f"{path}: recorded against another index table; discarded")
+        files = data.get("files")
+        return cls(table=table_id, files=dict(files) if isinstance(files, dict) else {})
+
+    def save(self, path: Path) -> None:
+        """Write atomically (temp file + rename), so a crash leaves the old or the new state."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = json.dumps({"version": STATE_VERSION, "table": self.table, "files": self.files}, indent=2)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(payload)
+        os.replace(tmp, path)
+
+
+def state_key(label: str, filename: str) -> str:
+    return f"{label}:{filename}"

@@ -1,0 +1,209 @@
+"""What the index should hold for one source file: a pure function of the markdown.
+
+``plan_archive`` / ``plan_page`` / ``plan_core_file`` turn a file (plus the tombstones, the
+watermark and today's date) into ``IndexRow`` objects with deterministic ids. The indexer diffs
+these against the table; the sensors digest them to decide whether anything needs a run. Both
+therefore agree, by construction, on what "changed" means.
+"""
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from memory_assets.core.chunking import chunk_paragraphs, parse_page, split_memory_md
+from memory_assets.core.daily_log import read_daily_log
+from memory_assets.core.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
+from memory_assets.core.text import normalise, sha256_text, stable_id
+from memory_assets.core.textfile import read_text
+from memory_assets.core.tombstones import Tombstones
+
+ARCHIVE = "archive_log"
+NOTEBOOK = "notebook"
+CORE_FILE = "core_file"
+INDEXED_SOURCE_TYPES = (ARCHIVE, NOTEBOOK, CORE_FILE)
+CORE_FILES = {"persona.md": "persona", "user.md": "user", "MEMORY.md": "facts"}
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One row of ``archival_memories`` before embedding."""
+
+    id: str
+    content: str
+    source_type: str
+    source_file: str
+    chunk_index: int
+    category: str
+    importance: float
+    source_date: str | None
+    fact_date: str | None
+    metadata: str  # JSON text, compatible with the assistant's ``metadata`` column
+
+    def scalars(self) -> tuple[object, ...]:
+        """Everything the row stores except its vector and timestamps (what a diff compares)."""
+        return (
+            self.content,
+            self.source_type,
+            self.source_file,
+            self.chunk_index,
+            self.category,
+            round(self.importance, 6),
+            self.source_date,
+            self.fact_date,
+            self.metadata,
+        )
+
+
+@dataclass
+class FilePlan:
+    """The rows one source file should produce, and what reading it reported."""
+
+    label: str
+    filename: str
+    source_type: str
+    rows: list[IndexRow] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped_lines: int = 0
+    tombstoned: int = 0
+    exists: bool = True
+    below_watermark: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.label}:{self.filename}"
+
+    def digest(self) -> str:
+        """A content hash of the planned rows: equal digests mean equal index contents."""
+        return sha256_text(json.dumps([[r.id, *r.scalars()] for r in self.rows], ensure_ascii=False))
+
+
+def _occurrence_ids(source_type: str, source_file: str, texts: list[str]) -> list[str]:
+    """Ids from (source, normalised content, occurrence): repeats of a line get distinct ids."""
+    seen: Counter[str] = Counter()
+    ids = []
+    for text in texts:
+        norm = normalise(text)
+        ids.append(stable_id(source_type, source_file, norm, seen[norm]))
+        seen[norm] += 1
+    return ids
+
+
+def plan_archive(
+    path: Path, day: date, tombstones: Tombstones, watermark: date | None
+) -> FilePlan:
+    """Rows for one daily log: one per fact, minus tombstoned ones; none at or below the watermark."""
+    filename = f"{day.isoformat()}.md"
+    plan = FilePlan("archive", filename, ARCHIVE)
+    if watermark is not None and day <= watermark:
+        plan.below_watermark = True
+        return plan
+    if not path.is_file():
+        plan.exists = False
+        return plan
+    parsed = read_daily_log(path, f"archive/{filename}")
+    plan.warnings, plan.skipped_lines = parsed.warnings, parsed.skipped_lines
+    facts = [f for f in parsed.facts if normalise(f.content) not in tombstones.contents]
+    plan.tombstoned = len(parsed.facts) - len(facts)
+    ids = _occurrence_ids(ARCHIVE, filename, [f.content for f in facts])
+    for fact, row_id in zip(facts, ids, strict=True):
+        meta = {"source_type": ARCHIVE, "source_file": filename, "category": fact.category, "tags": list(fact.tags)}
+        if fact.time:
+            meta["time"] = fact.time
+        if fact.chat:
+            meta["chat"] = fact.chat
+        plan.rows.append(
+            IndexRow(
+                id=row_id,
+                content=fact.content,
+                source_type=ARCHIVE,
+                source_file=filename,
+                chunk_index=fact.line,
+                category=fact.category,
+                importance=BASE_IMPORTANCE,
+                source_date=day.isoformat(),
+                fact_date=day.isoformat(),
+                metadata=json.dumps(meta, ensure_ascii=False),
+            )
+        )
+    return plan
+
+
+def _mtime_date(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC).date().isoformat()
+
+
+def _chunk_rows(
+    plan: FilePlan,
+    chunks: list[tuple[str, Lifecycle, dict[str, object]]],
+    category: str,
+    fact_date: str,
+    tombstones: Tombstones,
+    today: date,
+) -> None:
+    kept = [(text, lc, extra) for text, lc, extra in chunks if normalise(text) not in tombstones.contents]
+    plan.tombstoned = len(chunks) - len(kept)
+    ids = _occurrence_ids(plan.source_type, plan.filename, [text for text, _, _ in kept])
+    for index, ((text, lifecycle, extra), row_id) in enumerate(zip(kept, ids, strict=True)):
+        meta: dict[str, object] = {"source_type": plan.source_type, "source_file": plan.filename, "chunk_index": index}
+        meta.update(extra)
+        meta["status"] = lifecycle.status
+        if lifecycle.stale_after:
+            meta["stale_after"] = lifecycle.stale_after.isoformat()
+        if lifecycle.human_verified:
+            meta["human_verified"] = True
+        plan.rows.append(
+            IndexRow(
+                id=row_id,
+                content=text,
+                source_type=plan.source_type,
+                source_file=plan.filename,
+                chunk_index=index,
+                category=category,
+                importance=chunk_importance(text, lifecycle, today),
+                source_date=None,
+                fact_date=fact_date,
+                metadata=json.dumps(meta, ensure_ascii=False, default=str),
+            )
+        )
+
+
+def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> FilePlan:
+    """Rows for one vault page: paragraph chunks of its body; importance from its lifecycle."""
+    plan = FilePlan("notebook", rel, NOTEBOOK)
+    path = vault / rel
+    if not path.is_file():
+        plan.exists = False
+        return plan
+    ft = read_text(path, f"notebook/{rel}")
+    page = parse_page(ft.text, f"notebook/{rel}")
+    plan.warnings = ft.warnings + page.warnings
+    category = page.category or "notebook"
+    extra: dict[str, object] = {"label": "notebook", "category": category, "tags": ["notebook", rel]}
+    chunks = [(c, page.lifecycle, extra) for c in chunk_paragraphs(page.body)]
+    fact_date = page.updated.isoformat() if page.updated else _mtime_date(path)
+    _chunk_rows(plan, chunks, category, fact_date, tombstones, today)
+    return plan
+
+
+def plan_core_file(memory_dir: Path, filename: str, tombstones: Tombstones, today: date) -> FilePlan:
+    """Rows for persona.md, user.md or MEMORY.md (MEMORY.md chunked per zone)."""
+    label = CORE_FILES[filename]
+    plan = FilePlan(label, filename, CORE_FILE)
+    path = memory_dir / filename
+    if not path.is_file():
+        plan.exists = False
+        return plan
+    ft = read_text(path, f"memory/{filename}")
+    plan.warnings = list(ft.warnings)
+    base = {"label": label, "category": CORE_FILE, "tags": ["core_memory", label, filename]}
+    chunks: list[tuple[str, Lifecycle, dict[str, object]]] = []
+    if filename == "MEMORY.md":
+        for zone in split_memory_md(ft.text):
+            lifecycle = Lifecycle(human_verified=zone.human_verified)
+            chunks += [(c, lifecycle, {**base, "zone": zone.name}) for c in chunk_paragraphs(zone.text)]
+    else:
+        chunks = [(c, Lifecycle(), base) for c in chunk_paragraphs(ft.text)]
+    _chunk_rows(plan, chunks, CORE_FILE, _mtime_date(path), tombstones, today)
+    return plan

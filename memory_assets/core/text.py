@@ -1,0 +1,33 @@
+"""Text normalisation and deterministic ids shared by every format and the indexer."""
+
+import hashlib
+import re
+import unicodedata
+
+_WS = re.compile(r"\s+")
+_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+
+
+def normalise(text: str) -> str:
+    """The tombstone normalisation of the existing format: lower case, whitespace collapsed.
+
+    It deliberately does not strip punctuation, so it matches the ``content`` values already
+    stored in users' ``tombstones.jsonl``.
+    """
+    return " ".join(text.lower().split())
+
+
+def fold(text: str) -> str:
+    """Lexical comparison form: NFKC, lower case, punctuation folded to spaces, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return _WS.sub(" ", _PUNCT.sub(" ", text)).strip()
+
+
+def stable_id(*parts: object) -> str:
+    """A deterministic row id derived from its parts (source and content, never a position)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
+    return digest[:32]
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

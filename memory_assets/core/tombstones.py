@@ -1,0 +1,59 @@
+"""Tombstones: ``notebook/.state/tombstones.jsonl``, the only removal mechanism.
+
+One JSON object a line, ``{"content": "<normalised text>"}``; normalisation is the existing
+format's (lower case, whitespace collapsed). History is never rewritten: a tombstone hides the
+derived row, and every tombstone write must be paired with an explicit reindex of the days and
+files that hold the text (appending here changes no log's mtime or content).
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory_assets.core.daily_log import locked
+from memory_assets.core.text import normalise
+from memory_assets.core.textfile import read_text
+
+
+@dataclass
+class Tombstones:
+    contents: frozenset[str] = frozenset()
+    warnings: list[str] = field(default_factory=list)
+
+    def __contains__(self, text: str) -> bool:
+        return normalise(text) in self.contents
+
+
+def read_tombstones(path: Path) -> Tombstones:
+    """Read the tombstone set; a malformed line is skipped with a warning naming it, never fatal."""
+    if not path.exists():
+        return Tombstones()
+    ft = read_text(path)
+    found: set[str] = set()
+    warnings = list(ft.warnings)
+    for number, line in enumerate(ft.text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)["content"]
+            if not isinstance(value, str):
+                raise TypeError("content is not a string")
+        except (ValueError, KeyError, TypeError) as exc:
+            warnings.append(
+                f"{path} line {number}: not a tombstone ({exc}); expected {{\"content\": \"...\"}}. "
+                "Skipped; the file was not modified."
+            )
+            continue
+        found.add(normalise(value))
+    return Tombstones(frozenset(found), warnings)
+
+
+def append_tombstone(path: Path, content: str) -> str:
+    """Append the normalised ``content``; returns it. The caller must reindex what holds it."""
+    value = normalise(content)
+    if not value:
+        raise ValueError("cannot tombstone empty content")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path), open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"content": value}, ensure_ascii=False) + "\n")
+    return value

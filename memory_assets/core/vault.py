@@ -1,0 +1,95 @@
+"""The knowledge tier: the notebook vault's layout, its idempotent bootstrap and its page list."""
+
+from pathlib import Path
+
+ZONES = (
+    "0_Inbox",
+    "1_Projects",
+    "2_Wiki/Concepts",
+    "2_Wiki/Literature",
+    "2_Wiki/Syntheses",
+    "2_Wiki/Entities",
+    "3_Personal",
+    "4_Assets",
+    "5_Archives",
+)
+NAV_FILES = ("schema.md", "index.md", "log.md")
+
+SCHEMA_MD = """# Notebook Schema
+
+An OKF-inspired profile for this vault. The dream (consolidation) maintains it; people may edit it.
+
+## Zones
+- `0_Inbox/` raw material to process and move
+- `1_Projects/` active work
+- `2_Wiki/` cross-linked knowledge: Concepts, Literature, Syntheses, Entities
+- `3_Personal/` long-term claims about the user, one claim a bullet
+- `4_Assets/` binaries, never modified
+- `5_Archives/` finished work
+
+## Frontmatter
+- `type`, `title`, `description`, `tags`
+- `status`: draft | stable | deprecated (`active` reads as stable; missing means stable)
+- `updated`: YYYY-MM-DD
+- `stale_after`: YYYY-MM-DD or `never`. On `3_Personal/` pages it follows the category:
+  personal never; preference +365 days; technical +182; goal +91; context and interaction +21;
+  general +91.
+- `verified`: list of `{by, at}`; a `human:<id>` actor is the strongest evidence there is.
+
+## Claims
+- A repeat of a claim is recorded on its bullet, never as a second bullet:
+  `- Wants water reminders hourly from 9 AM to 9 PM. (confirmed 12x, last 2026-08-20)`
+- A contradiction is not a confirmation: it resets the count and takes the correction path
+  ("Currently X (since D); previously Y").
+- Nothing is deleted here: deprecate instead. Removal from retrieval is a tombstone.
+"""
+
+INDEX_MD = """# Notebook Index
+
+Last updated: -
+
+*The dream and the ingest skill populate this page.*
+"""
+
+LOG_MD = "# Notebook Log\n\n"
+
+
+def bootstrap_vault(vault: Path) -> list[Path]:
+    """Create what is missing of the vault's skeleton; never overwrite a file. Returns what it created."""
+    created: list[Path] = []
+    for zone in (*ZONES, ".state"):
+        path = vault / zone
+        if not path.exists():
+            path.mkdir(parents=True)
+            created.append(path)
+    for name, body in (("schema.md", SCHEMA_MD), ("index.md", INDEX_MD), ("log.md", LOG_MD)):
+        path = vault / name
+        if not path.exists():
+            # "x" mode: if something created the file since the check, it is left alone.
+            try:
+                with open(path, "x", encoding="utf-8") as fh:
+                    fh.write(body)
+                created.append(path)
+            except FileExistsError:
+                pass
+    return created
+
+
+def list_pages(vault: Path) -> list[str]:
+    """Indexed vault pages as root-relative POSIX paths, sorted.
+
+    Every ``*.md`` under the vault except anything inside a ``.state`` folder (or any hidden
+    folder) and the root navigation files ``schema.md``, ``index.md`` and ``log.md`` (any case).
+    """
+    if not vault.is_dir():
+        return []
+    pages = []
+    for path in vault.rglob("*.md"):
+        rel = path.relative_to(vault)
+        if any(part.startswith(".") for part in rel.parts[:-1]):
+            continue
+        if len(rel.parts) == 1 and rel.name.lower() in NAV_FILES:
+            continue
+        if path.is_file():
+            pages.append(rel.as_posix())
+    return sorted(pages)

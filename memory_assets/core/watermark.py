@@ -1,0 +1,58 @@
+"""The vault's ``log.md``: the dream's operation log and the consolidation watermark.
+
+Entries are appended, never rewritten (existing format)::
+
+    ## [2026-08-20] ingest | daily logs  watermark=2026-08-19
+    ## [2026-08-21] lint
+
+The watermark is the MAXIMUM date of all ``watermark=`` entries (SPEC section 4), so a stray
+older entry, for example one written by a manual ingest, cannot move it backwards.
+"""
+
+import re
+from datetime import date
+from pathlib import Path
+
+from memory_assets.core.daily_log import locked
+from memory_assets.core.textfile import read_text
+
+WATERMARK_RE = re.compile(r"watermark=(\d{4}-\d{2}-\d{2})")
+LINT_RE = re.compile(r"##\s*\[(\d{4}-\d{2}-\d{2})\]\s*lint\b")
+
+
+def _dates(pattern: re.Pattern[str], text: str) -> list[date]:
+    found = []
+    for m in pattern.finditer(text):
+        try:
+            found.append(date.fromisoformat(m.group(1)))
+        except ValueError:
+            continue
+    return found
+
+
+def read_watermark(log_md: Path) -> date | None:
+    if not log_md.exists():
+        return None
+    return max(_dates(WATERMARK_RE, read_text(log_md).text), default=None)
+
+
+def read_last_lint_date(log_md: Path) -> date | None:
+    if not log_md.exists():
+        return None
+    return max(_dates(LINT_RE, read_text(log_md).text), default=None)
+
+
+def _append(log_md: Path, entry: str) -> None:
+    with locked(log_md), open(log_md, "a", encoding="utf-8") as fh:
+        fh.write("\n" + entry.rstrip() + "\n")
+
+
+def append_ingest_entry(log_md: Path, run_date: date, watermark: date) -> None:
+    _append(log_md, f"## [{run_date.isoformat()}] ingest | daily logs  watermark={watermark.isoformat()}")
+
+
+def append_lint_entry(log_md: Path, run_date: date, summary: str | None = None) -> None:
+    entry = f"## [{run_date.isoformat()}] lint"
+    if summary:
+        entry += "\n" + summary.strip()
+    _append(log_md, entry)

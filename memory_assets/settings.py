@@ -1,0 +1,154 @@
+"""Where a memory home's files live, read from arguments, environment variables and defaults.
+
+Two profiles:
+
+* ``default``: one root, ``MEMORY_HOME`` (default ``./.memory_home``)::
+
+      memory/archive/YYYY-MM-DD.md   memory/{MEMORY,persona,user}.md   memory/.index_state.json
+      notebook/ (the vault, with .state/)   index/ (LanceDB)   transcripts/
+
+* ``suzent``: an existing assistant data directory (``~/.suzent`` or ``SUZENT_DATA_DIR``) used in
+  place: memory under ``sandbox/shared/memory``, LanceDB under ``memory``, the vault under
+  ``notebook`` or the host side of a ``<host>:/mnt/notebook`` sandbox volume.
+
+Precedence, highest first: explicit arguments, environment variables, profile defaults.
+``resolve_notebook_dir()`` is the only place that decides where the vault is.
+"""
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+PROFILES = ("default", "suzent")
+DEFAULT_HOME = Path(".memory_home")
+NOTEBOOK_VOLUME_RE = re.compile(r"^(?P<host>.+):/mnt/notebook/?(?::\w+)?$")
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be honoured; the message says which and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    profile: str
+    memory_dir: Path
+    notebook_dir: Path
+    index_uri: str
+    transcripts_dir: Path
+    user_id: str = "default-user"
+    embedding_model: str = "default"
+    table_name: str = "archival_memories"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.memory_dir / "archive"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.notebook_dir / ".state"
+
+    @property
+    def tombstones_path(self) -> Path:
+        return self.state_dir / "tombstones.jsonl"
+
+    @property
+    def recall_log_path(self) -> Path:
+        return self.state_dir / "recall_log.jsonl"
+
+    @property
+    def log_md(self) -> Path:
+        return self.notebook_dir / "log.md"
+
+    @property
+    def index_state_path(self) -> Path:
+        return self.memory_dir / ".index_state.json"
+
+    @property
+    def index_is_local(self) -> bool:
+        return "://" not in self.index_uri
+
+    def require_initialised(self) -> None:
+        """Raise a clear error when the home has not been set up (nothing is created here)."""
+        missing = [p for p in (self.memory_dir, self.notebook_dir) if not p.is_dir()]
+        if missing:
+            names = ", ".join(str(p) for p in missing)
+            raise SettingsError(
+                f"memory home {self.home} is not initialised ({names} missing); run "
+                f"`memory-assets --home {self.home} --profile {self.profile} init` first"
+            )
+
+    @classmethod
+    def load(
+        cls,
+        home: str | Path | None = None,
+        profile: str | None = None,
+        env: Mapping[str, str] | None = None,
+        **overrides: str,
+    ) -> "Settings":
+        env = os.environ if env is None else env
+        profile = profile or env.get("MEMORY_PROFILE") or "default"
+        if profile not in PROFILES:
+            raise SettingsError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        if profile == "suzent":
+            root = Path(home or env.get("SUZENT_DATA_DIR") or env.get("MEMORY_HOME") or "~/.suzent")
+            root = root.expanduser().absolute()
+            memory_dir = root / "sandbox" / "shared" / "memory"
+            index_uri = str(root / "memory")
+        else:
+            root = Path(home or env.get("MEMORY_HOME") or DEFAULT_HOME).expanduser().absolute()
+            memory_dir = root / "memory"
+            index_uri = str(root / "index")
+        notebook = overrides.get("notebook_dir") or env.get("MEMORY_NOTEBOOK_DIR")
+        return cls(
+            home=root,
+            profile=profile,
+            memory_dir=memory_dir,
+            notebook_dir=resolve_notebook_dir(root, profile, notebook),
+            index_uri=overrides.get("index_uri") or env.get("MEMORY_INDEX_URI") or index_uri,
+            transcripts_dir=root / "transcripts",
+            user_id=overrides.get("user_id") or env.get("MEMORY_USER_ID") or "default-user",
+            embedding_model=overrides.get("embedding_model") or env.get("MEMORY_EMBEDDING_MODEL") or "default",
+        )
+
+
+def _suzent_volumes(root: Path) -> list[str]:
+    """``sandbox_volumes`` from the assistant's own config files, later files winning."""
+    volumes: list[str] = []
+    for name in ("default.yaml", "local.yaml"):
+        path = root / "config" / name
+        if not path.is_file():
+            continue
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
+        except yaml.YAMLError as exc:
+            raise SettingsError(f"{path}: not valid YAML ({exc}); fix the file or pass --notebook") from exc
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if str(key).lower() == "sandbox_volumes" and isinstance(value, list):
+                    volumes = [str(v) for v in value]
+    return volumes
+
+
+def resolve_notebook_dir(root: Path, profile: str, explicit: str | Path | None = None) -> Path:
+    """The single resolver of the vault's location.
+
+    An explicit setting wins. The suzent profile then honours a ``<host>:/mnt/notebook`` volume
+    from the assistant's config (a relative host path is taken relative to the parent of the data
+    directory, where the assistant's default ``.suzent/notebook`` volume points), falling back to
+    ``<root>/notebook``. Measuring against a stale bootstrap skeleton instead of the mounted vault
+    is the mistake the seeds record; every reader of the vault goes through this function.
+    """
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    if profile == "suzent":
+        for volume in reversed(_suzent_volumes(root)):
+            m = NOTEBOOK_VOLUME_RE.match(volume.strip())
+            if m:
+                host = Path(m.group("host")).expanduser()
+                return host if host.is_absolute() else (root.parent / host).absolute()
+    return root / "notebook"
