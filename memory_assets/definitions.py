@@ -1,0 +1,14 @@
+"""The ``memory_assets`` code location: every domain's definitions, merged, plus shared resources."""
+
+import dagster as dg
+from memory_assets.defs.index import definitions as index
+from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+
+defs = dg.Definitions.merge(
+    index.defs,
+    dg.Definitions(
+        resources={"memory": MemoryHomeResource(), "embedder": EmbedderResource()},
+        # One process per run: the model loads once per run instead of once per step.
+        executor=dg.in_process_executor,
+    ),
+)

@@ -1,0 +1,172 @@
+"""The derived tier: index rows per day, per vault page, per core file, and the table itself."""
+
+from datetime import date
+
+import dagster as dg
+
+from memory_assets.core.indexer import FileResult, Indexer, SweepResult
+from memory_assets.core.rows import FilePlan
+from memory_assets.defs.index.external import (
+    consolidation_log,
+    core_files,
+    daily_logs,
+    tombstones,
+    vault_pages,
+)
+from memory_assets.defs.partitions import daily_partitions
+from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+
+MAX_FRAGMENTS = 64  # after optimize the table has a handful; past this, reads slow down
+
+
+class FilesConfig(dg.Config):
+    """Which files to reindex, as ``label:filename`` keys (``notebook:3_Personal/Health.md``,
+    ``facts:MEMORY.md``). Unset: every file of the asset's kind (a sweep)."""
+
+    files: list[str] | None = None
+
+
+def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
+    settings = memory.settings()
+    settings.require_initialised()
+    # The embedder is handed over unloaded; the model loads only if a row needs embedding.
+    return Indexer(settings, memory.store(settings), embedder.get())
+
+
+def _log_warnings(context: dg.AssetExecutionContext, warnings: list[str]) -> None:
+    for warning in warnings:
+        context.log.warning(warning)
+
+
+def day_rows_check(indexer: Indexer, plan: FilePlan) -> dg.AssetCheckResult:
+    """A day's rows are exactly its parsed facts minus tombstones, or none at or below the watermark."""
+    stored = set(indexer.store.existing(plan.source_type, plan.filename))
+    expected = {row.id for row in plan.rows}
+    missing, extra = expected - stored, stored - expected
+    return dg.AssetCheckResult(
+        check_name="rows_match_log",
+        passed=not missing and not extra,
+        metadata={
+            "expected_rows": len(expected),
+            "stored_rows": len(stored),
+            "missing": len(missing),
+            "unexpected": len(extra),
+            "below_watermark": plan.below_watermark,
+        },
+        description="rows = parsed facts - tombstones (none at or below the watermark)",
+    )
+
+
+def _file_metadata(result: FileResult) -> dict[str, object]:
+    return {
+        "rows": result.rows,
+        "embedded": result.embedded,
+        "deleted": result.deleted,
+        "inserted": result.inserted,
+        "updated": result.updated,
+        "commits": result.commits,
+        "tombstoned": result.tombstoned,
+        "skipped_lines": result.skipped_lines,
+        "below_watermark": result.below_watermark,
+        "fallback_full_replace": result.fallback,
+        "seconds": round(result.seconds, 4),
+    }
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    deps=[daily_logs, tombstones, consolidation_log],
+    group_name="index",
+    kinds={"lancedb"},
+    check_specs=[dg.AssetCheckSpec("rows_match_log", asset="archive_index")],
+    description="archival_memories rows of one daily log (source_type archive_log): a diff, so only "
+    "appended lines are embedded and removed or tombstoned ones deleted.",
+)
+def archive_index(
+    context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    indexer = _indexer(memory, embedder)
+    day = date.fromisoformat(context.partition_key)
+    result = indexer.reindex_day(day)
+    _log_warnings(context, result.warnings)
+    check = day_rows_check(indexer, indexer.plan_day(day))
+    return dg.MaterializeResult(metadata=_file_metadata(result), check_results=[check])
+
+
+def _sweep_metadata(sweep: SweepResult) -> dict[str, object]:
+    return {
+        "files_checked": sweep.files_checked,
+        "files_updated": sweep.files_updated,
+        "embedded": sweep.embedded,
+        "deleted": sweep.deleted,
+        "rows": sum(f.rows for f in sweep.files),
+        "table_rows": sweep.rows,
+        "skipped_lines": sweep.skipped_lines,
+        "seconds": round(sweep.seconds, 4),
+    }
+
+
+def _files_asset(context: dg.AssetExecutionContext, config: FilesConfig, indexer: Indexer,
+                 label: str) -> dg.MaterializeResult:
+    keys = config.files
+    sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else [label])
+    _log_warnings(context, sweep.warnings)
+    updated = [f.key for f in sweep.files if f.changed]
+    metadata = _sweep_metadata(sweep)
+    metadata["updated_files"] = dg.MetadataValue.md("\n".join(f"- `{k}`" for k in updated) or "_none_")
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    deps=[vault_pages, tombstones],
+    group_name="index",
+    kinds={"lancedb"},
+    description="archival_memories rows of the vault pages (source_type notebook): paragraph chunks, "
+    "frontmatter parsed into importance (confirmations, status, stale_after, human verification).",
+)
+def vault_index(
+    context: dg.AssetExecutionContext, config: FilesConfig, memory: MemoryHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    return _files_asset(context, config, _indexer(memory, embedder), "notebook")
+
+
+@dg.asset(
+    deps=[core_files, tombstones],
+    group_name="index",
+    kinds={"lancedb"},
+    description="archival_memories rows of persona.md, user.md and MEMORY.md (source_type core_file); "
+    "MEMORY.md chunked per zone.",
+)
+def core_file_index(
+    context: dg.AssetExecutionContext, config: FilesConfig, memory: MemoryHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    return _files_asset(context, config, _indexer(memory, embedder), "core")
+
+
+@dg.asset(
+    deps=[archive_index, vault_index, core_file_index],
+    group_name="index",
+    kinds={"lancedb"},
+    automation_condition=dg.AutomationCondition.on_cron("0 3 * * *"),
+    description="The LanceDB table archival_memories, compacted: optimize folds fragments and new rows "
+    "into the indexes, prunes versions older than a day, and builds the ANN index above 50k rows.",
+)
+def archival_memories(memory: MemoryHomeResource) -> dg.MaterializeResult:
+    store = memory.store()
+    before = store.stats()
+    outcome = store.optimize()
+    after = store.stats()
+    return dg.MaterializeResult(
+        metadata={
+            "rows": after.rows,
+            "fragments_before": before.fragments,
+            "fragments": after.fragments,
+            "version": after.version,
+            "bytes": after.bytes,
+            "ann_index_built": bool(outcome["ann_built"]),
+            "indices": dg.MetadataValue.md(", ".join(f"`{i}`" for i in after.indices) or "_none_"),
+        }
+    )
+
+
+INDEX_ASSETS = [archive_index, vault_index, core_file_index, archival_memories]

@@ -1,0 +1,28 @@
+"""Index jobs. A backfill of ``reindex`` over the day partitions is the full reindex of the logs."""
+
+import dagster as dg
+
+from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
+from memory_assets.defs.partitions import daily_partitions
+
+reindex_job = dg.define_asset_job(
+    "reindex",
+    selection=[archive_index],
+    partitions_def=daily_partitions,
+    description="Reindex daily logs, one run per day partition (the sensor requests changed days; "
+    "backfill every partition for a full reindex).",
+)
+
+index_files_job = dg.define_asset_job(
+    "index_files",
+    selection=[vault_index, core_file_index],
+    description="Reindex vault pages and core files (config: files, as label:filename keys; unset = all).",
+)
+
+optimize_index_job = dg.define_asset_job(
+    "optimize_index",
+    selection=[archival_memories],
+    description="Compact the LanceDB table, fold new rows into its indexes, prune old versions.",
+)
+
+INDEX_JOBS = [reindex_job, index_files_job, optimize_index_job]
