@@ -1,6 +1,7 @@
 """The ``memory_assets`` code location: every domain's definitions, merged, plus shared resources."""
 
 import dagster as dg
+
 from memory_assets.defs.index import definitions as index
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 

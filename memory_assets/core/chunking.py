@@ -84,7 +84,8 @@ def parse_page(text: str, name: str) -> Page:
     except yaml.YAMLError as exc:
         # Where the offending construct starts when YAML knows it, else where it noticed.
         mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        line = (mark.line + 2) if mark is not None else 1  # +1 for 1-based, +1 for the opening ---
+        # The YAML text starts right after the opening "---" (its line 0 is the rest of file line 1).
+        line = (mark.line + 1) if mark is not None else 1
         warnings.append(
             f"{name} line {line}: invalid YAML frontmatter ({getattr(exc, 'problem', exc)}); indexed "
             "without its frontmatter fields. Fix the YAML between the '---' lines. The file was not modified."

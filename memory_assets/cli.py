@@ -1,0 +1,170 @@
+"""``memory-assets``: the command line over the same core the Dagster assets call.
+
+    memory-assets [--home PATH] [--profile default|suzent] [--json] COMMAND
+
+Commands:
+    init                      create the memory home (folders, vault skeleton); never overwrites
+    reindex [--full]          bring the index in line with the markdown (--full: ignore the state,
+                              diff every file, rebuild the table if the embedding model changed)
+    search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line
+    status                    what the home holds: logs, watermark, pages, index rows
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from memory_assets.settings import PROFILES, Settings, SettingsError
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.load(args.home, args.profile)
+
+
+def _store(settings: Settings) -> Any:
+    from memory_assets.core.store import MemoryStore
+
+    return MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+
+
+def _embedder(settings: Settings) -> Any:
+    from memory_assets.core.embedder import shared_embedder
+
+    return shared_embedder(settings.embedding_model)
+
+
+def cmd_init(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.home import init_home
+
+    settings = _settings(args)
+    created = init_home(settings)
+    return {"home": str(settings.home), "created": [str(p) for p in created]}
+
+
+def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.indexer import Indexer
+
+    settings = _settings(args)
+    settings.require_initialised()
+    indexer = Indexer(settings, _store(settings), _embedder(settings))
+    result = indexer.sweep(full=args.full)
+    for warning in result.warnings:
+        logging.getLogger("memory_assets").warning(warning)
+    summary = result.summary()
+    summary.pop("warnings")
+    summary["warnings"] = len(result.warnings)
+    return summary
+
+
+def _hit_dict(hit: Any) -> dict[str, Any]:
+    keys = ("content", "score", "source_type", "source_file", "source_date", "importance")
+    return {k: getattr(hit, k) for k in keys}
+
+
+def cmd_search(args: argparse.Namespace) -> Any:
+    from memory_assets.core.retrieval import search
+
+    settings = _settings(args)
+    settings.require_initialised()
+    store = _store(settings)
+    embedder = None if args.no_embed else _embedder(settings)
+
+    def run(query: str) -> list[dict[str, Any]]:
+        hits = search(
+            store, query, embedder=embedder, limit=args.limit, source_types=args.source_type,
+            date_from=args.since, date_to=args.until, recall_log=settings.recall_log_path,
+        )
+        return [_hit_dict(h) for h in hits]
+
+    if args.queries_file:
+        path = Path(args.queries_file)
+        if not path.is_file():
+            raise SettingsError(f"--queries-file {path}: no such file")
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.strip():
+                print(json.dumps(run(line.strip()), ensure_ascii=False), flush=True)
+        return None
+    if not args.query:
+        raise SettingsError("search needs a QUERY or --queries-file FILE")
+    return run(args.query)
+
+
+def cmd_status(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.home import home_status
+
+    settings = _settings(args)
+    settings.require_initialised()
+    return home_status(settings, _store(settings))
+
+
+def _print_human(result: Any) -> None:
+    if isinstance(result, list):
+        for i, row in enumerate(result, 1):
+            when = row.get("source_date") or ""
+            print(f"{i:2}. {row['score']:.3f}  [{row['source_type']} {row.get('source_file') or ''} {when}]".rstrip()
+                  + f"\n    {row['content']}")
+        if not result:
+            print("no results")
+        return
+    for key, value in result.items():
+        if isinstance(value, list):
+            print(f"{key}: {len(value)}")
+            for item in value:
+                print(f"  {item}")
+        else:
+            print(f"{key}: {value}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memory-assets", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", help="memory home (default: $MEMORY_HOME or ./.memory_home; suzent: ~/.suzent)")
+    parser.add_argument("--profile", choices=PROFILES, help="directory layout (default: $MEMORY_PROFILE or default)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("init", help="create the memory home; never overwrites a file").set_defaults(func=cmd_init)
+    p = sub.add_parser("reindex", help="bring the index in line with the markdown")
+    p.add_argument("--full", action="store_true", help="ignore the index state; diff every file; rebuild on model change")
+    p.set_defaults(func=cmd_reindex)
+    p = sub.add_parser("search", help="hybrid search over the index")
+    p.add_argument("query", nargs="?", help="what to look for")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--queries-file", help="one query a line; prints one JSON list a line")
+    p.add_argument("--source-type", action="append", help="archive_log, notebook, core_file, legacy_direct (repeatable)")
+    p.add_argument("--since", type=date.fromisoformat, help="facts on or after YYYY-MM-DD")
+    p.add_argument("--until", type=date.fromisoformat, help="facts on or before YYYY-MM-DD")
+    p.add_argument("--no-embed", action="store_true", help="full-text only (no model load)")
+    p.set_defaults(func=cmd_search)
+    sub.add_parser("status", help="what the memory home holds").set_defaults(func=cmd_status)
+    return parser
+
+
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr)
+    args = build_parser().parse_args(argv)
+    try:
+        result = args.func(args)
+    except (SettingsError, OSError, RuntimeError, ValueError) as exc:
+        print(f"memory-assets: error: {exc}", file=sys.stderr)
+        return 2
+    if result is None:
+        return 0
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=None if isinstance(result, list) else 2))
+    else:
+        _print_human(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

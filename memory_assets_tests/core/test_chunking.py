@@ -1,0 +1,35 @@
+from memory_assets.core.chunking import chunk_paragraphs, parse_page, split_memory_md
+
+
+def test_paragraphs_merge_up_to_the_limit() -> None:
+    paras = ["a" * 500, "b" * 500, "c" * 500, "d" * 2000]
+    chunks = chunk_paragraphs("\n\n".join(paras))
+    assert chunks == ["a" * 500 + "\n\n" + "b" * 500, "c" * 500, "d" * 2000]
+    assert chunk_paragraphs("  \n\n ") == []
+
+
+def test_frontmatter_is_parsed_not_embedded() -> None:
+    page = parse_page("---\ntitle: Health\nstatus: draft\nupdated: 2026-08-20\nstale_after: never\n"
+                      "verified:\n  - {by: 'human:alice', at: 2026-08-01}\ncategory: preference\n---\n"
+                      "## Key Facts\n- Trains.\n", "3_Personal/Health.md")
+    assert "title:" not in page.body and page.body.startswith("## Key Facts")
+    assert page.lifecycle.status == "draft" and page.lifecycle.human_verified
+    assert page.lifecycle.stale_after is None and str(page.updated) == "2026-08-20"
+    assert page.category == "preference" and page.warnings == []
+
+
+def test_broken_frontmatter_is_reported_with_line_and_the_page_kept() -> None:
+    page = parse_page("---\ntitle: x\nstatus: [unclosed\n---\nBody survives.\n", "2_Wiki/X.md")
+    assert "Body survives." in page.body and "title" not in page.body
+    assert page.warnings and page.warnings[0].startswith("2_Wiki/X.md line 3: invalid YAML frontmatter")
+
+
+def test_memory_md_zones() -> None:
+    text = ("<!-- memory:generated -->\n## Profile\n- Lives in Lisbon\n<!-- /memory:generated -->\n\n"
+            "<!-- verified: human:alice at 2026-08-01T00:00:00Z -->\nMy name is Alice.\n")
+    zones = split_memory_md(text)
+    assert [(z.name, z.human_verified) for z in zones] == [("generated", False), ("manual", True)]
+    assert "Lisbon" in zones[0].text and "Alice" in zones[1].text and "verified" not in zones[1].text
+    old = "# Long-term Memory\n\n## Profile\n- x\n\n---\n*Last updated: 2026-08-21 03:14 UTC*\n"
+    assert [z.name for z in split_memory_md(old)] == ["generated"]
+    assert [z.name for z in split_memory_md("my own notes")] == ["manual"]

@@ -1,0 +1,50 @@
+from pathlib import Path
+
+import pytest
+
+from memory_assets.settings import Settings, SettingsError, resolve_notebook_dir
+
+
+def test_default_profile_layout_and_env_precedence(tmp_path: Path) -> None:
+    env = {"MEMORY_HOME": str(tmp_path / "env-home")}
+    s = Settings.load(env=env)
+    assert s.home == tmp_path / "env-home"
+    assert s.archive_dir == s.home / "memory" / "archive"
+    assert s.notebook_dir == s.home / "notebook"
+    assert s.index_uri == str(s.home / "index")
+    assert s.index_state_path == s.home / "memory" / ".index_state.json"
+    explicit = Settings.load(home=tmp_path / "arg-home", env=env)
+    assert explicit.home == tmp_path / "arg-home"  # an argument beats the environment
+    uri = Settings.load(env={**env, "MEMORY_INDEX_URI": "s3://bucket/index"})
+    assert uri.index_uri == "s3://bucket/index" and not uri.index_is_local
+
+
+def test_suzent_profile_maps_an_existing_data_dir(tmp_path: Path) -> None:
+    root = tmp_path / ".suzent"
+    s = Settings.load(profile="suzent", env={"SUZENT_DATA_DIR": str(root)})
+    assert s.memory_dir == root / "sandbox" / "shared" / "memory"
+    assert s.archive_dir == root / "sandbox" / "shared" / "memory" / "archive"
+    assert s.index_uri == str(root / "memory")
+    assert s.notebook_dir == root / "notebook"
+    assert s.index_state_path == root / "sandbox" / "shared" / "memory" / ".index_state.json"
+
+
+def test_resolve_notebook_dir_honours_the_mnt_notebook_volume(tmp_path: Path) -> None:
+    root = tmp_path / ".suzent"
+    (root / "config").mkdir(parents=True)
+    (root / "config" / "default.yaml").write_text("SANDBOX_VOLUMES:\n  - /data/other:/mnt/other\n"
+                                                  "  - .suzent/notebook:/mnt/notebook\n")
+    assert resolve_notebook_dir(root, "suzent") == tmp_path / ".suzent" / "notebook"
+    (root / "config" / "local.yaml").write_text("sandbox_volumes:\n  - /srv/vault:/mnt/notebook\n")
+    assert resolve_notebook_dir(root, "suzent") == Path("/srv/vault")  # later file wins
+    assert resolve_notebook_dir(root, "suzent", tmp_path / "x") == tmp_path / "x"  # explicit wins
+    assert resolve_notebook_dir(root, "default") == root / "notebook"
+
+
+def test_unknown_profile_and_uninitialised_home_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="unknown profile"):
+        Settings.load(profile="nope", env={})
+    s = Settings.load(home=tmp_path / "fresh", env={})
+    with pytest.raises(SettingsError, match=r"run `memory-assets --home .* init` first"):
+        s.require_initialised()
+    assert not (tmp_path / "fresh").exists()  # nothing created by asking
