@@ -3,12 +3,10 @@
 import dagster as dg
 
 from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
-from memory_assets.defs.partitions import daily_partitions
 
 reindex_job = dg.define_asset_job(
     "reindex",
     selection=[archive_index],
-    partitions_def=daily_partitions,
     description="Reindex daily logs, one run per day partition (the sensor requests changed days; "
     "backfill every partition for a full reindex).",
 )

@@ -40,7 +40,8 @@ def _load(cursor: str | None) -> dict[str, dict[str, str]]:
 
 
 def _partition_ok(day: date, now: datetime) -> bool:
-    return daily_partitions.has_partition_key(day.isoformat(), current_time=now)
+    with dg.partition_loading_context(effective_dt=now):
+        return daily_partitions.has_partition_key(day.isoformat())
 
 
 @dg.sensor(

@@ -1,0 +1,158 @@
+"""The indexer against a real LanceDB with the real model."""
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from memory_assets.core.embedder import Embedder, EmbedderError
+from memory_assets.core.indexer import Indexer
+from memory_assets.core.rows import ARCHIVE, CORE_FILE, NOTEBOOK
+from memory_assets.core.store import MemoryStore, VectorWidthMismatch
+from memory_assets.core.tombstones import append_tombstone
+from memory_assets.core.watermark import append_ingest_entry
+from memory_assets.settings import Settings
+from memory_assets_tests.conftest import DAY, write_facts
+
+FACTS = [
+    "Prefers metric units in all answers",
+    "Deploys the side project on a Hetzner VPS with Docker Compose",
+    "Wants to finish the marathon training plan by October",
+    "Lives in Lisbon and works remotely as a data engineer",
+]
+
+
+def contents(store: MemoryStore, source_type: str | None = None) -> list[str]:
+    return sorted(c for _, c, t in store.contents() if source_type is None or t == source_type)
+
+
+def test_appending_k_lines_embeds_exactly_k(settings: Settings, indexer: Indexer, embedder: Embedder) -> None:
+    write_facts(settings, DAY, *FACTS[:2])
+    assert indexer.reindex_day(DAY).embedded == 2
+    before = embedder.computed
+    write_facts(settings, DAY, *FACTS[2:], hour=10)
+    result = indexer.reindex_day(DAY)
+    assert (result.embedded, result.deleted, result.inserted) == (2, 0, 2)
+    assert embedder.computed - before == 2
+    assert result.commits == 1
+    assert contents(indexer.store) == sorted(FACTS)
+
+
+def test_second_reindex_changes_nothing_and_makes_no_version(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, DAY, *FACTS)
+    (settings.notebook_dir / "3_Personal" / "Health.md").write_text("---\nstatus: stable\n---\n- Runs daily.\n")
+    first = indexer.sweep()
+    assert first.embedded == 5 and first.files_updated == 2
+    version = indexer.store.version()
+    again = indexer.sweep()
+    assert (again.embedded, again.deleted, again.files_updated) == (0, 0, 0)
+    full = indexer.sweep(full=True)  # ignores the state, diffs every file against the table
+    assert (full.embedded, full.deleted, full.files_updated) == (0, 0, 0)
+    assert indexer.reindex_day(DAY).commits == 0
+    assert indexer.store.version() == version
+
+
+def test_tombstone_and_reindex_removes_that_row_and_only_it(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, DAY, *FACTS)
+    write_facts(settings, date(2026, 11, 21), FACTS[0])  # same text on another day
+    indexer.sweep()
+    ids_before = {i for i, _, _ in indexer.store.contents()}
+    append_tombstone(settings.tombstones_path, FACTS[1].upper())
+    result = indexer.reindex_day(DAY)
+    assert (result.deleted, result.embedded, result.tombstoned) == (1, 0, 1)
+    remaining = {i for i, _, _ in indexer.store.contents()}
+    assert len(ids_before - remaining) == 1 and remaining < ids_before
+    assert FACTS[1] not in contents(indexer.store)
+    assert contents(indexer.store).count(FACTS[0]) == 2
+
+
+def test_logs_at_or_below_the_watermark_leave_the_index(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, date(2026, 11, 18), FACTS[0])
+    write_facts(settings, date(2026, 11, 19), FACTS[1])
+    write_facts(settings, DAY, FACTS[2])
+    indexer.sweep()
+    append_ingest_entry(settings.log_md, date(2026, 11, 20), date(2026, 11, 19))
+    result = indexer.sweep()
+    assert result.deleted == 2
+    assert contents(indexer.store) == [FACTS[2]]
+    plan = indexer.plan_day(date(2026, 11, 19))
+    assert plan.below_watermark and plan.rows == []
+
+
+def test_deleted_page_rows_disappear_and_page_edits_diff(settings: Settings, indexer: Indexer) -> None:
+    page = settings.notebook_dir / "2_Wiki" / "Concepts" / "O'Brien.md"
+    page.write_text("---\ntitle: x\n---\nFirst paragraph about sailing.\n\nSecond paragraph about knots.\n")
+    assert indexer.sweep().embedded == 1  # two short paragraphs merge into one chunk
+    page.write_text("---\ntitle: x\nstatus: deprecated\n---\nFirst paragraph about sailing.\n\n"
+                    "Second paragraph about knots.\n")
+    status_only = indexer.sweep()
+    assert (status_only.embedded, status_only.deleted) == (0, 0)  # same content: vector reused
+    assert [h for h in indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md").values()][0].scalars[5] == 0.1
+    page.unlink()
+    gone = indexer.sweep()
+    assert gone.deleted == 1
+    assert indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md") == {}
+
+
+def test_memory_md_zones_are_separate_rows(settings: Settings, indexer: Indexer) -> None:
+    (settings.memory_dir / "MEMORY.md").write_text(
+        "<!-- memory:generated -->\n## Profile\n- Lives in Lisbon\n<!-- /memory:generated -->\n\n"
+        "<!-- verified: human:alice at 2026-08-01T00:00:00Z -->\nMy name is Alice.\n"
+    )
+    indexer.sweep()
+    rows = indexer.store.existing(CORE_FILE, "MEMORY.md")
+    by_content = {e.scalars[0]: e.scalars[5] for e in rows.values()}
+    assert by_content == {"## Profile\n- Lives in Lisbon": 0.5, "My name is Alice.": 0.9}
+
+
+def test_unparseable_lines_and_bad_bytes_are_reported_not_fatal(settings: Settings, indexer: Indexer) -> None:
+    path = settings.archive_dir / f"{DAY.isoformat()}.md"
+    raw = b"# Daily Log\n\n- [personal] Lives in M\xfcnchen\n- [oops no close\n- [goal] Run a marathon\n"
+    path.write_bytes(raw)
+    result = indexer.reindex_day(DAY)
+    assert result.rows == 2 and result.skipped_lines == 1
+    assert any("line 3: invalid UTF-8" in w for w in result.warnings)
+    assert any("line 4: not a fact line" in w for w in result.warnings)
+    assert path.read_bytes() == raw
+
+
+def test_embedding_failure_leaves_the_index_untouched(settings: Settings, indexer: Indexer, tmp_path: Path) -> None:
+    write_facts(settings, DAY, FACTS[0])
+    indexer.sweep()
+    version = indexer.store.version()
+    write_facts(settings, DAY, FACTS[1], hour=11)
+    append_tombstone(settings.tombstones_path, FACTS[0])  # a delete is due too
+    broken = Indexer(settings, embedder=Embedder(str(tmp_path / "no-such-model")))
+    with pytest.raises(EmbedderError, match="cannot load embedding model"):
+        broken.reindex_day(DAY)
+    assert indexer.store.version() == version and contents(indexer.store) == [FACTS[0]]
+
+
+def test_vector_width_mismatch_names_the_fix(settings: Settings, indexer: Indexer, embedder: Embedder) -> None:
+    store = MemoryStore(settings.index_uri)
+    store.table_for_write("some-3072-model", 3072)  # an index built by another model
+    write_facts(settings, DAY, FACTS[0])
+    with pytest.raises(VectorWidthMismatch, match=r"memory-assets reindex --full"):
+        indexer.reindex_day(DAY)
+    result = Indexer(settings, embedder=embedder).sweep(full=True)
+    assert result.embedded == 1 and MemoryStore(settings.index_uri).vector_width() == 384
+
+
+def test_ids_are_deterministic_and_partitions_never_collide(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, DAY, FACTS[0], FACTS[0])  # a repeat within a day is a second occurrence
+    write_facts(settings, date(2026, 11, 21), FACTS[0])
+    a = indexer.plan_day(DAY)
+    assert [r.id for r in a.rows] == [r.id for r in indexer.plan_day(DAY).rows]
+    ids = [r.id for r in a.rows] + [r.id for r in indexer.plan_day(date(2026, 11, 21)).rows]
+    assert len(set(ids)) == 3
+    indexer.sweep()
+    assert indexer.store.count(f"source_type = '{ARCHIVE}'") == 3
+
+
+def test_full_reindex_drops_rows_of_files_that_no_longer_exist(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, DAY, FACTS[0])
+    indexer.sweep()
+    settings.index_state_path.unlink()  # state lost, and the log deleted behind our back
+    (settings.archive_dir / f"{DAY.isoformat()}.md").unlink()
+    result = Indexer(settings, embedder=indexer.embedder).sweep(full=True)
+    assert result.deleted == 1 and indexer.store.count() == 0
