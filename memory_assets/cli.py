@@ -79,8 +79,14 @@ def cmd_search(args: argparse.Namespace) -> Any:
 
     def run(query: str) -> list[dict[str, Any]]:
         hits = search(
-            store, query, embedder=embedder, limit=args.limit, source_types=args.source_type,
-            date_from=args.since, date_to=args.until, recall_log=settings.recall_log_path,
+            store,
+            query,
+            embedder=embedder,
+            limit=args.limit,
+            source_types=args.source_type,
+            date_from=args.since,
+            date_to=args.until,
+            recall_log=settings.recall_log_path,
         )
         return [_hit_dict(h) for h in hits]
 
@@ -109,8 +115,10 @@ def _print_human(result: Any) -> None:
     if isinstance(result, list):
         for i, row in enumerate(result, 1):
             when = row.get("source_date") or ""
-            print(f"{i:2}. {row['score']:.3f}  [{row['source_type']} {row.get('source_file') or ''} {when}]".rstrip()
-                  + f"\n    {row['content']}")
+            print(
+                f"{i:2}. {row['score']:.3f}  [{row['source_type']} {row.get('source_file') or ''} {when}]".rstrip()
+                + f"\n    {row['content']}"
+            )
         if not result:
             print("no results")
         return
@@ -124,29 +132,38 @@ def _print_human(result: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memory-assets", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--home", help="memory home (default: $MEMORY_HOME or ./.memory_home; suzent: ~/.suzent)")
-    parser.add_argument("--profile", choices=PROFILES, help="directory layout (default: $MEMORY_PROFILE or default)")
+    parser = argparse.ArgumentParser(
+        prog="memory-assets",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--home", help="memory home (default: $MEMORY_HOME or ./.memory_home; suzent: ~/.suzent)"
+    )
+    parser.add_argument(
+        "--profile", choices=PROFILES, help="directory layout (default: $MEMORY_PROFILE or default)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("init", help="create the memory home; never overwrites a file").set_defaults(func=cmd_init)
     p = sub.add_parser("reindex", help="bring the index in line with the markdown")
-    p.add_argument("--full", action="store_true", help="ignore the index state; diff every file; rebuild on model change")
+    p.add_argument(
+        "--full", action="store_true", help="ignore the index state; diff every file; rebuild on model change"
+    )
     p.set_defaults(func=cmd_reindex)
     p = sub.add_parser("search", help="hybrid search over the index")
     p.add_argument("query", nargs="?", help="what to look for")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--queries-file", help="one query a line; prints one JSON list a line")
-    p.add_argument("--source-type", action="append", help="archive_log, notebook, core_file, legacy_direct (repeatable)")
+    p.add_argument(
+        "--source-type", action="append", help="archive_log, notebook, core_file, legacy_direct (repeatable)"
+    )
     p.add_argument("--since", type=date.fromisoformat, help="facts on or after YYYY-MM-DD")
     p.add_argument("--until", type=date.fromisoformat, help="facts on or before YYYY-MM-DD")
     p.add_argument("--no-embed", action="store_true", help="full-text only (no model load)")
     p.set_defaults(func=cmd_search)
     sub.add_parser("status", help="what the memory home holds").set_defaults(func=cmd_status)
     return parser
-
-
 
 
 def main(argv: Sequence[str] | None = None) -> int:

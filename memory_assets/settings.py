@@ -112,7 +112,9 @@ class Settings:
             index_uri=overrides.get("index_uri") or env.get("MEMORY_INDEX_URI") or index_uri,
             transcripts_dir=root / "transcripts",
             user_id=overrides.get("user_id") or env.get("MEMORY_USER_ID") or "default-user",
-            embedding_model=overrides.get("embedding_model") or env.get("MEMORY_EMBEDDING_MODEL") or "default",
+            embedding_model=overrides.get("embedding_model")
+            or env.get("MEMORY_EMBEDDING_MODEL")
+            or "default",
         )
 
 

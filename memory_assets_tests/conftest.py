@@ -45,8 +45,14 @@ def indexer(settings: Settings, embedder: Embedder) -> Indexer:
     return Indexer(settings, embedder=embedder, today=date(2026, 11, 29))
 
 
-def write_facts(settings: Settings, day: date, *contents: str, category: str = "preference",
-                hour: int = 9, chat: str = "c0ffee00") -> None:
+def write_facts(
+    settings: Settings,
+    day: date,
+    *contents: str,
+    category: str = "preference",
+    hour: int = 9,
+    chat: str = "c0ffee00",
+) -> None:
     append_facts(
         settings.archive_dir,
         chat,

@@ -32,8 +32,9 @@ def test_suzent_profile_maps_an_existing_data_dir(tmp_path: Path) -> None:
 def test_resolve_notebook_dir_honours_the_mnt_notebook_volume(tmp_path: Path) -> None:
     root = tmp_path / ".suzent"
     (root / "config").mkdir(parents=True)
-    (root / "config" / "default.yaml").write_text("SANDBOX_VOLUMES:\n  - /data/other:/mnt/other\n"
-                                                  "  - .suzent/notebook:/mnt/notebook\n")
+    (root / "config" / "default.yaml").write_text(
+        "SANDBOX_VOLUMES:\n  - /data/other:/mnt/other\n  - .suzent/notebook:/mnt/notebook\n"
+    )
     assert resolve_notebook_dir(root, "suzent") == tmp_path / ".suzent" / "notebook"
     (root / "config" / "local.yaml").write_text("sandbox_volumes:\n  - /srv/vault:/mnt/notebook\n")
     assert resolve_notebook_dir(root, "suzent") == Path("/srv/vault")  # later file wins

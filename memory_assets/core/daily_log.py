@@ -101,9 +101,7 @@ def parse_daily_log(text: str, name: str = "<log>") -> ParsedLog:
                 "'- [category] content' with optional `tags`. The file was not modified."
             )
             continue
-        out.facts.append(
-            LogFact(fact.content, fact.category, fact.tags, line=number, time=time, chat=chat)
-        )
+        out.facts.append(LogFact(fact.content, fact.category, fact.tags, line=number, time=time, chat=chat))
     return out
 
 

@@ -36,7 +36,9 @@ def resolve_model_path(model: str) -> str:
 class Embedder:
     """Embeds texts to L2-normalised float32 vectors; a bounded cache means no text is embedded twice."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE, cache_size: int = 50_000):
+    def __init__(
+        self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE, cache_size: int = 50_000
+    ):
         self.model_name = model or DEFAULT_MODEL
         self.batch_size = batch_size
         self.cache_size = cache_size

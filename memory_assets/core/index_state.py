@@ -33,7 +33,9 @@ class IndexState:
         except (OSError, ValueError) as exc:
             return cls(table=table_id, discarded=f"{path}: unreadable ({exc}); rebuilt from the files")
         if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
-            return cls(table=table_id, discarded=f"{path}: pre-v{STATE_VERSION} state discarded (one full reindex)")
+            return cls(
+                table=table_id, discarded=f"{path}: pre-v{STATE_VERSION} state discarded (one full reindex)"
+            )
         if data.get("table") != table_id:
             return cls(table=table_id, discarded=f"{path}: recorded against another index table; discarded")
         files = data.get("files")

@@ -121,8 +121,14 @@ class Indexer:
     def watermark(self) -> date | None:
         return read_watermark(self.settings.log_md)
 
-    def plan_day(self, day: date, tombstones: Tombstones | None = None, watermark: date | None = None,
-                 *, read_watermark_file: bool = True) -> FilePlan:
+    def plan_day(
+        self,
+        day: date,
+        tombstones: Tombstones | None = None,
+        watermark: date | None = None,
+        *,
+        read_watermark_file: bool = True,
+    ) -> FilePlan:
         tombs = tombstones if tombstones is not None else self.tombstones()
         wm = watermark if (watermark is not None or not read_watermark_file) else self.watermark()
         return plan_archive(self.settings.archive_dir / f"{day.isoformat()}.md", day, tombs, wm)
@@ -135,7 +141,9 @@ class Indexer:
         tombs = tombstones if tombstones is not None else self.tombstones()
         return plan_core_file(self.settings.memory_dir, filename, tombs, self.today)
 
-    def plan_everything(self, tombstones: Tombstones | None = None, extra_keys: Iterable[str] = ()) -> list[FilePlan]:
+    def plan_everything(
+        self, tombstones: Tombstones | None = None, extra_keys: Iterable[str] = ()
+    ) -> list[FilePlan]:
         """Plans for every source file that exists, plus any ``label:filename`` in ``extra_keys``
         (files the state or the table knows of that may have been deleted)."""
         tombs = tombstones if tombstones is not None else self.tombstones()
@@ -199,7 +207,9 @@ class Indexer:
         desired = {row.id: row for row in plan.rows}
         gone = [i for i in existing if i not in desired]
         new = [row for row in plan.rows if row.id not in existing]
-        changed = [row for row in plan.rows if row.id in existing and existing[row.id].scalars != row.scalars()]
+        changed = [
+            row for row in plan.rows if row.id in existing and existing[row.id].scalars != row.scalars()
+        ]
         if not gone and not new and not changed:
             result.seconds = time.perf_counter() - start
             return result
@@ -212,7 +222,11 @@ class Indexer:
         created = [None] * len(new) + [existing[r.id].created_at for r in changed]
         upserts = new + changed
         result.commits = self.store.apply_diff(
-            table, gone, upserts, np.stack(vectors) if vectors else np.empty((0, 0)), created,
+            table,
+            gone,
+            upserts,
+            np.stack(vectors) if vectors else np.empty((0, 0)),
+            created,
             insert_only=not existing,
         )
         result.deleted, result.inserted, result.updated = len(gone), len(new), len(changed)
@@ -230,7 +244,9 @@ class Indexer:
 
     def _replace(self, plan: FilePlan, result: FileResult) -> None:
         embedder = self._require_embedder() if plan.rows else self.embedder
-        vectors = embedder.embed([r.content for r in plan.rows]) if plan.rows and embedder else np.empty((0, 0))
+        vectors = (
+            embedder.embed([r.content for r in plan.rows]) if plan.rows and embedder else np.empty((0, 0))
+        )
         table = self._writable_table(embedder, existing_width=False)
         result.commits = self.store.replace_source(table, plan.source_type, plan.filename, plan.rows, vectors)
         result.embedded = result.inserted = len(plan.rows)
@@ -244,14 +260,19 @@ class Indexer:
         self._record_state({plan.key: plan.digest()})
         return result
 
-    def reindex_files(self, keys: Iterable[str] | None = None, labels: Iterable[str] | None = None) -> SweepResult:
+    def reindex_files(
+        self, keys: Iterable[str] | None = None, labels: Iterable[str] | None = None
+    ) -> SweepResult:
         """Diff the given ``label:filename`` keys (or every file of the given labels) against the table."""
         start = time.perf_counter()
         tombs = self.tombstones()
         wanted_labels = set(labels) if labels is not None else None
         if keys is None:
-            plans = [p for p in self.plan_everything(tombs, self._indexed_keys()) if
-                     wanted_labels is None or _label_group(p.label) in wanted_labels]
+            plans = [
+                p
+                for p in self.plan_everything(tombs, self._indexed_keys())
+                if wanted_labels is None or _label_group(p.label) in wanted_labels
+            ]
         else:
             wm = self.watermark()
             plans = [p for p in (self._plan_key(k, tombs, wm) for k in keys) if p is not None]
@@ -286,12 +307,20 @@ class Indexer:
         for plan in plans:
             digest = plan.digest()
             if state.files.get(plan.key) == digest:
-                sweep.add(FileResult(key=plan.key, rows=len(plan.rows), skipped_by_state=True,
-                                     skipped_lines=plan.skipped_lines, warnings=list(plan.warnings)))
+                sweep.add(
+                    FileResult(
+                        key=plan.key,
+                        rows=len(plan.rows),
+                        skipped_by_state=True,
+                        skipped_lines=plan.skipped_lines,
+                        warnings=list(plan.warnings),
+                    )
+                )
                 continue
             sweep.add(self.apply(plan))
-        self._record_state({p.key: p.digest() for p in plans}, drop=[p.key for p in plans if not p.exists],
-                           replace=full)
+        self._record_state(
+            {p.key: p.digest() for p in plans}, drop=[p.key for p in plans if not p.exists], replace=full
+        )
         sweep.rows = self.store.count()
         sweep.seconds = time.perf_counter() - start
         return sweep

@@ -28,7 +28,16 @@ CANDIDATE_FACTOR = 4
 ANN_NPROBES = 20
 ANN_REFINE = 5
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
-COLUMNS = ["id", "content", "source_type", "source_file", "source_date", "fact_date", "importance", "category"]
+COLUMNS = [
+    "id",
+    "content",
+    "source_type",
+    "source_file",
+    "source_date",
+    "fact_date",
+    "importance",
+    "category",
+]
 
 
 @dataclass
@@ -48,8 +57,9 @@ class Hit:
         return asdict(self)
 
 
-def _filters(store: MemoryStore, source_types: Sequence[str] | None, date_from: date | None,
-             date_to: date | None) -> str:
+def _filters(
+    store: MemoryStore, source_types: Sequence[str] | None, date_from: date | None, date_to: date | None
+) -> str:
     clauses = [f"user_id = {quote(store.user_id)}"]
     if source_types:
         types = [t for t in source_types if t != LEGACY_SOURCE_TYPE]
@@ -113,8 +123,11 @@ def search(
     text = " ".join(_FTS_SAFE.sub(" ", query).split())
     if text:
         rows = (
-            table.search(text, query_type="fts").where(where, prefilter=True).limit(k)
-            .select([*COLUMNS, "_score"]).to_list()
+            table.search(text, query_type="fts")
+            .where(where, prefilter=True)
+            .limit(k)
+            .select([*COLUMNS, "_score"])
+            .to_list()
         )
         best = max((float(r["_score"]) for r in rows), default=0.0)
         for row in rows:
@@ -158,7 +171,9 @@ def log_recalls(path: Path, hits: Sequence[Hit]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         ts = datetime.now(UTC).isoformat(timespec="seconds")
         lines = "".join(
-            json.dumps({"ts": ts, "snippet": h.content[:160], "source_type": h.source_type}, ensure_ascii=False)
+            json.dumps(
+                {"ts": ts, "snippet": h.content[:160], "source_type": h.source_type}, ensure_ascii=False
+            )
             + "\n"
             for h in hits
         )

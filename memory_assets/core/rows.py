@@ -90,9 +90,7 @@ def _occurrence_ids(source_type: str, source_file: str, texts: list[str]) -> lis
     return ids
 
 
-def plan_archive(
-    path: Path, day: date, tombstones: Tombstones, watermark: date | None
-) -> FilePlan:
+def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date | None) -> FilePlan:
     """Rows for one daily log: one per fact, minus tombstoned ones; none at or below the watermark."""
     filename = f"{day.isoformat()}.md"
     plan = FilePlan("archive", filename, ARCHIVE)
@@ -108,7 +106,12 @@ def plan_archive(
     plan.tombstoned = len(parsed.facts) - len(facts)
     ids = _occurrence_ids(ARCHIVE, filename, [f.content for f in facts])
     for fact, row_id in zip(facts, ids, strict=True):
-        meta = {"source_type": ARCHIVE, "source_file": filename, "category": fact.category, "tags": list(fact.tags)}
+        meta = {
+            "source_type": ARCHIVE,
+            "source_file": filename,
+            "category": fact.category,
+            "tags": list(fact.tags),
+        }
         if fact.time:
             meta["time"] = fact.time
         if fact.chat:
@@ -146,7 +149,11 @@ def _chunk_rows(
     plan.tombstoned = len(chunks) - len(kept)
     ids = _occurrence_ids(plan.source_type, plan.filename, [text for text, _, _ in kept])
     for index, ((text, lifecycle, extra), row_id) in enumerate(zip(kept, ids, strict=True)):
-        meta: dict[str, object] = {"source_type": plan.source_type, "source_file": plan.filename, "chunk_index": index}
+        meta: dict[str, object] = {
+            "source_type": plan.source_type,
+            "source_file": plan.filename,
+            "chunk_index": index,
+        }
         meta.update(extra)
         meta["status"] = lifecycle.status
         if lifecycle.stale_after:

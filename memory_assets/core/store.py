@@ -198,7 +198,9 @@ class MemoryStore:
         from each row's metadata JSON. The old version stays in the table's history."""
         old = self._table.to_arrow()
         width = old.schema.field("vector").type.list_size
-        meta = [_loads(m) for m in old.column("metadata").to_pylist()] if "metadata" in old.schema.names else []
+        meta = (
+            [_loads(m) for m in old.column("metadata").to_pylist()] if "metadata" in old.schema.names else []
+        )
         n = old.num_rows
         columns: dict[str, Any] = {}
         target = schema(width, uuid.uuid4().hex, "")
@@ -211,7 +213,9 @@ class MemoryStore:
             "source_type": [m.get("source_type") for m in meta],
             "source_file": [m.get("source_file") for m in meta],
             "source_date": [m.get("source_date") or _date_of(m.get("source_file")) for m in meta],
-            "chunk_index": [m.get("chunk_index") if isinstance(m.get("chunk_index"), int) else None for m in meta],
+            "chunk_index": [
+                m.get("chunk_index") if isinstance(m.get("chunk_index"), int) else None for m in meta
+            ],
             "category": [m.get("category") for m in meta],
         }
         for name, values in derived.items():
@@ -274,7 +278,9 @@ class MemoryStore:
             .limit(None)
             .to_arrow()
         )
-        return set(zip(data.column("source_type").to_pylist(), data.column("source_file").to_pylist(), strict=True))
+        return set(
+            zip(data.column("source_type").to_pylist(), data.column("source_file").to_pylist(), strict=True)
+        )
 
     def contents(self, where: str | None = None) -> list[tuple[str, str, str | None]]:
         """(id, content, source_type) of every row (optionally filtered): for audits and checks."""
@@ -303,16 +309,18 @@ class MemoryStore:
         fragments = frag.num_fragments if hasattr(frag, "num_fragments") else frag["num_fragments"]
         total = s.total_bytes if hasattr(s, "total_bytes") else s["total_bytes"]
         rows = s.num_rows if hasattr(s, "num_rows") else s["num_rows"]
-        return TableStats(int(rows), int(fragments), int(table.version), int(total),
-                          [i.name for i in table.list_indices()])
+        return TableStats(
+            int(rows), int(fragments), int(table.version), int(total), [i.name for i in table.list_indices()]
+        )
 
     def version(self) -> int:
         table = self.table()
         return 0 if table is None else int(table.version)
 
     # -- writing (the indexer's) -------------------------------------------------------------------
-    def _arrow(self, table: Any, rows: Sequence[IndexRow], vectors: np.ndarray,
-               created: Sequence[datetime | None]) -> pa.Table:
+    def _arrow(
+        self, table: Any, rows: Sequence[IndexRow], vectors: np.ndarray, created: Sequence[datetime | None]
+    ) -> pa.Table:
         now = datetime.now(UTC).replace(tzinfo=None)
         dim = table.schema.field("vector").type.list_size
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
@@ -363,8 +371,9 @@ class MemoryStore:
             commits += 1
         return commits
 
-    def replace_source(self, table: Any, source_type: str, source_file: str, rows: Sequence[IndexRow],
-                       vectors: np.ndarray) -> int:
+    def replace_source(
+        self, table: Any, source_type: str, source_file: str, rows: Sequence[IndexRow], vectors: np.ndarray
+    ) -> int:
         """Full replace of one file's rows (the fallback when the diff query fails)."""
         table.delete(self._source_where(source_type, source_file))
         if rows:
@@ -387,10 +396,14 @@ class MemoryStore:
         if table is None:
             return {"ann_built": False}
         built = False
-        if table.count_rows() >= ann_threshold and not any(i.columns == ["vector"] for i in table.list_indices()):
+        if table.count_rows() >= ann_threshold and not any(
+            i.columns == ["vector"] for i in table.list_indices()
+        ):
             from lancedb.index import IvfHnswSq
 
-            table.create_index("vector", config=IvfHnswSq(distance_type="cosine", num_partitions=ANN_PARTITIONS))
+            table.create_index(
+                "vector", config=IvfHnswSq(distance_type="cosine", num_partitions=ANN_PARTITIONS)
+            )
             built = True
         table.optimize(cleanup_older_than=timedelta(days=1))
         return {"ann_built": built}

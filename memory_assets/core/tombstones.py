@@ -40,7 +40,7 @@ def read_tombstones(path: Path) -> Tombstones:
                 raise TypeError("content is not a string")
         except (ValueError, KeyError, TypeError) as exc:
             warnings.append(
-                f"{path} line {number}: not a tombstone ({exc}); expected {{\"content\": \"...\"}}. "
+                f'{path} line {number}: not a tombstone ({exc}); expected {{"content": "..."}}. '
                 "Skipped; the file was not modified."
             )
             continue

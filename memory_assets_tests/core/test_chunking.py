@@ -9,9 +9,12 @@ def test_paragraphs_merge_up_to_the_limit() -> None:
 
 
 def test_frontmatter_is_parsed_not_embedded() -> None:
-    page = parse_page("---\ntitle: Health\nstatus: draft\nupdated: 2026-08-20\nstale_after: never\n"
-                      "verified:\n  - {by: 'human:alice', at: 2026-08-01}\ncategory: preference\n---\n"
-                      "## Key Facts\n- Trains.\n", "3_Personal/Health.md")
+    page = parse_page(
+        "---\ntitle: Health\nstatus: draft\nupdated: 2026-08-20\nstale_after: never\n"
+        "verified:\n  - {by: 'human:alice', at: 2026-08-01}\ncategory: preference\n---\n"
+        "## Key Facts\n- Trains.\n",
+        "3_Personal/Health.md",
+    )
     assert "title:" not in page.body and page.body.startswith("## Key Facts")
     assert page.lifecycle.status == "draft" and page.lifecycle.human_verified
     assert page.lifecycle.stale_after is None and str(page.updated) == "2026-08-20"
@@ -25,8 +28,10 @@ def test_broken_frontmatter_is_reported_with_line_and_the_page_kept() -> None:
 
 
 def test_memory_md_zones() -> None:
-    text = ("<!-- memory:generated -->\n## Profile\n- Lives in Lisbon\n<!-- /memory:generated -->\n\n"
-            "<!-- verified: human:alice at 2026-08-01T00:00:00Z -->\nMy name is Alice.\n")
+    text = (
+        "<!-- memory:generated -->\n## Profile\n- Lives in Lisbon\n<!-- /memory:generated -->\n\n"
+        "<!-- verified: human:alice at 2026-08-01T00:00:00Z -->\nMy name is Alice.\n"
+    )
     zones = split_memory_md(text)
     assert [(z.name, z.human_verified) for z in zones] == [("generated", False), ("manual", True)]
     assert "Lisbon" in zones[0].text and "Alice" in zones[1].text and "verified" not in zones[1].text

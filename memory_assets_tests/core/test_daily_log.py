@@ -43,8 +43,12 @@ def test_parses_existing_format_with_tags_times_and_chats() -> None:
 
 def test_append_writes_the_existing_block_format(tmp_path: Path) -> None:
     now = datetime(2026, 7, 1, 9, 12, tzinfo=UTC)
-    append_facts(tmp_path, "5c1e0a9f-long-chat-id", [LogFact("Prefers metric units in all answers", "preference",
-                                                               ("units", "metric"))], now=now)
+    append_facts(
+        tmp_path,
+        "5c1e0a9f-long-chat-id",
+        [LogFact("Prefers metric units in all answers", "preference", ("units", "metric"))],
+        now=now,
+    )
     append_facts(tmp_path, "b27d4410", [LogFact("No tags here", None)], now=now)  # type: ignore[arg-type]
     text = (tmp_path / "2026-07-01.md").read_text(encoding="utf-8")
     assert text == (
@@ -63,7 +67,9 @@ def test_append_only_never_rewrites_earlier_bytes(tmp_path: Path) -> None:
 
 
 def test_unparseable_lines_are_skipped_with_file_and_line() -> None:
-    text = "# Daily Log - 2026-07-01\n\n- [preference] good line\n- [broken line without bracket\nloose prose\n"
+    text = (
+        "# Daily Log - 2026-07-01\n\n- [preference] good line\n- [broken line without bracket\nloose prose\n"
+    )
     parsed = parse_daily_log(text, "archive/2026-07-01.md")
     assert [f.content for f in parsed.facts] == ["good line"]
     assert parsed.skipped_lines == 2
@@ -73,7 +79,7 @@ def test_unparseable_lines_are_skipped_with_file_and_line() -> None:
 
 def test_invalid_utf8_is_read_with_replacement_and_reported(tmp_path: Path) -> None:
     path = tmp_path / "2026-07-01.md"
-    raw = "# Daily Log - 2026-07-01\n\n- [personal] Lives in ".encode() + b"M\xfcnchen\n"
+    raw = b"# Daily Log - 2026-07-01\n\n- [personal] Lives in " + b"M\xfcnchen\n"
     path.write_bytes(raw)
     parsed = read_daily_log(path, "archive/2026-07-01.md")
     assert parsed.facts[0].content == "Lives in M\ufffdnchen"

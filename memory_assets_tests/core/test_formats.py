@@ -25,7 +25,9 @@ def test_tombstones_normalise_append_and_read(tmp_path: Path) -> None:
 def test_watermark_is_the_maximum_date_not_the_last(tmp_path: Path) -> None:
     log = tmp_path / "log.md"
     assert read_watermark(log) is None
-    log.write_text("# Notebook Log\n\n\n## [2026-08-20] ingest | daily logs  watermark=2026-08-19\n\n## [2026-08-21] lint\n")
+    log.write_text(
+        "# Notebook Log\n\n\n## [2026-08-20] ingest | daily logs  watermark=2026-08-19\n\n## [2026-08-21] lint\n"
+    )
     append_ingest_entry(log, date(2026, 8, 22), date(2026, 8, 10))  # a stray older entry
     assert read_watermark(log) == date(2026, 8, 19)
     assert read_last_lint_date(log) == date(2026, 8, 21)
@@ -34,7 +36,9 @@ def test_watermark_is_the_maximum_date_not_the_last(tmp_path: Path) -> None:
 
 def test_index_state_discards_pre_v2_and_foreign_table_state(tmp_path: Path) -> None:
     path = tmp_path / ".index_state.json"
-    path.write_text(json.dumps({"/home/u/.suzent/sandbox/shared/memory/archive/2026-08-20.md": 1755733201.55}))
+    path.write_text(
+        json.dumps({"/home/u/.suzent/sandbox/shared/memory/archive/2026-08-20.md": 1755733201.55})
+    )
     old = IndexState.load(path, "table-a")
     assert old.files == {} and "pre-v2" in (old.discarded or "")
     state = IndexState(table="table-a", files={"archive:2026-08-20.md": "d1"})

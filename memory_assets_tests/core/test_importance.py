@@ -55,7 +55,13 @@ def test_deprecated_wins_over_everything() -> None:
 
 def test_status_and_stale_after_parsing() -> None:
     assert [normalise_status(s) for s in ("active", "Stable", None, "weird", "draft", "DEPRECATED")] == [
-        "stable", "stable", "stable", "stable", "draft", "deprecated"]
+        "stable",
+        "stable",
+        "stable",
+        "stable",
+        "draft",
+        "deprecated",
+    ]
     assert parse_stale_after("never") is None and parse_stale_after("2026-01-02") == date(2026, 1, 2)
     assert parse_stale_after(date(2026, 1, 2)) == date(2026, 1, 2) and parse_stale_after("soon") is None
 

@@ -40,7 +40,9 @@ def test_appending_k_lines_embeds_exactly_k(settings: Settings, indexer: Indexer
 
 def test_second_reindex_changes_nothing_and_makes_no_version(settings: Settings, indexer: Indexer) -> None:
     write_facts(settings, DAY, *FACTS)
-    (settings.notebook_dir / "3_Personal" / "Health.md").write_text("---\nstatus: stable\n---\n- Runs daily.\n")
+    (settings.notebook_dir / "3_Personal" / "Health.md").write_text(
+        "---\nstatus: stable\n---\n- Runs daily.\n"
+    )
     first = indexer.sweep()
     assert first.embedded == 5 and first.files_updated == 2
     version = indexer.store.version()
@@ -83,11 +85,15 @@ def test_deleted_page_rows_disappear_and_page_edits_diff(settings: Settings, ind
     page = settings.notebook_dir / "2_Wiki" / "Concepts" / "O'Brien.md"
     page.write_text("---\ntitle: x\n---\nFirst paragraph about sailing.\n\nSecond paragraph about knots.\n")
     assert indexer.sweep().embedded == 1  # two short paragraphs merge into one chunk
-    page.write_text("---\ntitle: x\nstatus: deprecated\n---\nFirst paragraph about sailing.\n\n"
-                    "Second paragraph about knots.\n")
+    page.write_text(
+        "---\ntitle: x\nstatus: deprecated\n---\nFirst paragraph about sailing.\n\n"
+        "Second paragraph about knots.\n"
+    )
     status_only = indexer.sweep()
     assert (status_only.embedded, status_only.deleted) == (0, 0)  # same content: vector reused
-    assert [h for h in indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md").values()][0].scalars[5] == 0.1
+    assert [h for h in indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md").values()][0].scalars[
+        5
+    ] == 0.1
     page.unlink()
     gone = indexer.sweep()
     assert gone.deleted == 1
@@ -116,7 +122,9 @@ def test_unparseable_lines_and_bad_bytes_are_reported_not_fatal(settings: Settin
     assert path.read_bytes() == raw
 
 
-def test_embedding_failure_leaves_the_index_untouched(settings: Settings, indexer: Indexer, tmp_path: Path) -> None:
+def test_embedding_failure_leaves_the_index_untouched(
+    settings: Settings, indexer: Indexer, tmp_path: Path
+) -> None:
     write_facts(settings, DAY, FACTS[0])
     indexer.sweep()
     version = indexer.store.version()
@@ -128,7 +136,9 @@ def test_embedding_failure_leaves_the_index_untouched(settings: Settings, indexe
     assert indexer.store.version() == version and contents(indexer.store) == [FACTS[0]]
 
 
-def test_vector_width_mismatch_names_the_fix(settings: Settings, indexer: Indexer, embedder: Embedder) -> None:
+def test_vector_width_mismatch_names_the_fix(
+    settings: Settings, indexer: Indexer, embedder: Embedder
+) -> None:
     store = MemoryStore(settings.index_uri)
     store.table_for_write("some-3072-model", 3072)  # an index built by another model
     write_facts(settings, DAY, FACTS[0])

@@ -8,11 +8,18 @@ from memory_assets_tests.conftest import write_facts
 
 
 def build(settings: Settings, indexer: Indexer) -> None:
-    write_facts(settings, date(2026, 11, 1), "Is allergic to peanuts and carries an EpiPen", category="personal")
-    write_facts(settings, date(2026, 11, 20), "Deploys the side project on a Hetzner VPS with Docker Compose",
-                category="technical")
+    write_facts(
+        settings, date(2026, 11, 1), "Is allergic to peanuts and carries an EpiPen", category="personal"
+    )
+    write_facts(
+        settings,
+        date(2026, 11, 20),
+        "Deploys the side project on a Hetzner VPS with Docker Compose",
+        category="technical",
+    )
     (settings.notebook_dir / "3_Personal" / "Food.md").write_text(
-        "---\nstatus: stable\nupdated: 2026-11-25\n---\n- Has a severe nut allergy. (confirmed 5x, last 2026-11-25)\n")
+        "---\nstatus: stable\nupdated: 2026-11-25\n---\n- Has a severe nut allergy. (confirmed 5x, last 2026-11-25)\n"
+    )
     indexer.sweep()
 
 
@@ -30,8 +37,13 @@ def test_filters_by_source_type_and_fact_date(settings: Settings, indexer: Index
     build(settings, indexer)
     only_vault = search(indexer.store, "allergy", embedder=indexer.embedder, source_types=["notebook"])
     assert [h.source_file for h in only_vault] == ["3_Personal/Food.md"]
-    recent = search(indexer.store, "allergy", embedder=indexer.embedder, date_from=date(2026, 11, 10),
-                    date_to=date(2026, 11, 22))
+    recent = search(
+        indexer.store,
+        "allergy",
+        embedder=indexer.embedder,
+        date_from=date(2026, 11, 10),
+        date_to=date(2026, 11, 22),
+    )
     assert [h.source_date for h in recent] == ["2026-11-20"]
 
 
@@ -44,7 +56,9 @@ def test_full_text_fallback_without_an_embedder(settings: Settings, indexer: Ind
 def test_the_read_path_never_writes_the_index_and_logs_recalls(settings: Settings, indexer: Indexer) -> None:
     build(settings, indexer)
     version = indexer.store.version()
-    hits = search(indexer.store, "peanuts", embedder=indexer.embedder, recall_log=settings.recall_log_path, limit=2)
+    hits = search(
+        indexer.store, "peanuts", embedder=indexer.embedder, recall_log=settings.recall_log_path, limit=2
+    )
     assert indexer.store.version() == version
     lines = [json.loads(x) for x in settings.recall_log_path.read_text().splitlines()]
     assert [x["snippet"] for x in lines] == [h.content[:160] for h in hits]

@@ -106,8 +106,9 @@ def _sweep_metadata(sweep: SweepResult) -> dict[str, object]:
     }
 
 
-def _files_asset(context: dg.AssetExecutionContext, config: FilesConfig, indexer: Indexer,
-                 label: str) -> dg.MaterializeResult:
+def _files_asset(
+    context: dg.AssetExecutionContext, config: FilesConfig, indexer: Indexer, label: str
+) -> dg.MaterializeResult:
     keys = config.files
     sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else [label])
     _log_warnings(context, sweep.warnings)
@@ -125,7 +126,10 @@ def _files_asset(context: dg.AssetExecutionContext, config: FilesConfig, indexer
     "frontmatter parsed into importance (confirmations, status, stale_after, human verification).",
 )
 def vault_index(
-    context: dg.AssetExecutionContext, config: FilesConfig, memory: MemoryHomeResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext,
+    config: FilesConfig,
+    memory: MemoryHomeResource,
+    embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     return _files_asset(context, config, _indexer(memory, embedder), "notebook")
 
@@ -138,7 +142,10 @@ def vault_index(
     "MEMORY.md chunked per zone.",
 )
 def core_file_index(
-    context: dg.AssetExecutionContext, config: FilesConfig, memory: MemoryHomeResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext,
+    config: FilesConfig,
+    memory: MemoryHomeResource,
+    embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     return _files_asset(context, config, _indexer(memory, embedder), "core")
 

@@ -21,8 +21,11 @@ def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     offending = [r for r in memory.store(settings).contents() if normalise(r[1]) in tombs]
     return dg.AssetCheckResult(
         passed=not offending,
-        metadata={"tombstones": len(tombs), "tombstoned_rows": len(offending),
-                  "rows": dg.MetadataValue.md(_table(offending) if offending else "_none_")},
+        metadata={
+            "tombstones": len(tombs),
+            "tombstoned_rows": len(offending),
+            "rows": dg.MetadataValue.md(_table(offending) if offending else "_none_"),
+        },
     )
 
 
@@ -33,19 +36,26 @@ def fragments_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
         passed=stats.fragments <= MAX_FRAGMENTS,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"fragments": stats.fragments, "bound": MAX_FRAGMENTS, "rows": stats.rows},
-        description="materialise archival_memories (optimize) to compact" if stats.fragments > MAX_FRAGMENTS else None,
+        description="materialise archival_memories (optimize) to compact"
+        if stats.fragments > MAX_FRAGMENTS
+        else None,
     )
 
 
-@dg.asset_check(asset=archival_memories, description="Row ids are unique (they are deterministic, never positional).")
+@dg.asset_check(
+    asset=archival_memories, description="Row ids are unique (they are deterministic, never positional)."
+)
 def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     rows = memory.store().contents()
     seen: set[str] = set()
     dupes = [r for r in rows if r[0] in seen or seen.add(r[0])]
     return dg.AssetCheckResult(
         passed=not dupes,
-        metadata={"rows": len(rows), "duplicate_ids": len(dupes),
-                  "duplicates": dg.MetadataValue.md(_table(dupes) if dupes else "_none_")},
+        metadata={
+            "rows": len(rows),
+            "duplicate_ids": len(dupes),
+            "duplicates": dg.MetadataValue.md(_table(dupes) if dupes else "_none_"),
+        },
     )
 
 

@@ -65,14 +65,23 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
         plan = indexer.plan_day(day, tombs, watermark, read_watermark_file=False)
         digest, sha = plan.digest(), _sha(settings.archive_dir / plan.filename)
         if not _partition_ok(day, now):
-            context.log.warning(f"archive/{plan.filename} is outside the day partitions "
-                                f"(MEMORY_PARTITIONS_START); not indexed by the sensor")
+            context.log.warning(
+                f"archive/{plan.filename} is outside the day partitions "
+                f"(MEMORY_PARTITIONS_START); not indexed by the sensor"
+            )
             continue
         if sha is not None and cursor["files"].get(plan.key) != sha:
-            events.append(dg.AssetMaterialization(
-                asset_key=daily_logs.key, partition=day.isoformat(),
-                metadata={"sha256": sha, "facts": len(plan.rows) + plan.tombstoned, "skipped_lines": plan.skipped_lines},
-            ))
+            events.append(
+                dg.AssetMaterialization(
+                    asset_key=daily_logs.key,
+                    partition=day.isoformat(),
+                    metadata={
+                        "sha256": sha,
+                        "facts": len(plan.rows) + plan.tombstoned,
+                        "skipped_lines": plan.skipped_lines,
+                    },
+                )
+            )
             cursor["files"][plan.key] = sha
         if cursor["rows"].get(plan.key) != digest:
             runs.append(dg.RunRequest(partition_key=day.isoformat(), run_key=f"{plan.key}:{digest[:20]}"))
@@ -99,7 +108,9 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
 def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
     settings = memory.settings()
     if not settings.notebook_dir.is_dir():
-        return dg.SensorResult(skip_reason=f"{settings.notebook_dir} does not exist; run `memory-assets init`")
+        return dg.SensorResult(
+            skip_reason=f"{settings.notebook_dir} does not exist; run `memory-assets init`"
+        )
     cursor = _load(context.cursor)
     indexer = Indexer(settings)
     tombs = indexer.tombstones()
@@ -109,7 +120,11 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     for key in cursor["rows"]:
         if key not in known:  # a page deleted since the last tick
             label, _, filename = key.partition(":")
-            plans.append(indexer.plan_page(filename, tombs) if label == "notebook" else indexer.plan_core(filename, tombs))
+            plans.append(
+                indexer.plan_page(filename, tombs)
+                if label == "notebook"
+                else indexer.plan_core(filename, tombs)
+            )
     changed = {"vault_index": [], "core_file_index": []}
     for plan in plans:
         digest = plan.digest()
@@ -126,18 +141,29 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
         keys = sorted(changed[asset_name])
         if not keys:
             continue
-        run_key = hashlib.sha256(json.dumps([(k, cursor["rows"].get(k)) for k in keys]).encode()).hexdigest()[:24]
-        runs.append(dg.RunRequest(
-            run_key=f"{asset_name}:{run_key}",
-            asset_selection=[dg.AssetKey(asset_name)],
-            run_config={"ops": {asset_name: {"config": {"files": keys}}}},
-        ))
-        events.append(dg.AssetMaterialization(
-            asset_key=spec.key,
-            metadata={"changed_files": len(keys), "files": dg.MetadataValue.md("\n".join(f"- `{k}`" for k in keys))},
-        ))
+        run_key = hashlib.sha256(json.dumps([(k, cursor["rows"].get(k)) for k in keys]).encode()).hexdigest()[
+            :24
+        ]
+        runs.append(
+            dg.RunRequest(
+                run_key=f"{asset_name}:{run_key}",
+                asset_selection=[dg.AssetKey(asset_name)],
+                run_config={"ops": {asset_name: {"config": {"files": keys}}}},
+            )
+        )
+        events.append(
+            dg.AssetMaterialization(
+                asset_key=spec.key,
+                metadata={
+                    "changed_files": len(keys),
+                    "files": dg.MetadataValue.md("\n".join(f"- `{k}`" for k in keys)),
+                },
+            )
+        )
     if not runs:
-        return dg.SensorResult(skip_reason="no vault page or core file changes the index", cursor=json.dumps(cursor))
+        return dg.SensorResult(
+            skip_reason="no vault page or core file changes the index", cursor=json.dumps(cursor)
+        )
     return dg.SensorResult(run_requests=runs, asset_events=events, cursor=json.dumps(cursor))
 
 

@@ -19,8 +19,13 @@ def resources(settings: Settings) -> dict[str, object]:
 
 
 def materialize_day(settings: Settings, instance: dg.DagsterInstance, day: date) -> dg.ExecuteInProcessResult:
-    return dg.materialize([*EXTERNAL_ASSETS, archive_index], partition_key=day.isoformat(), instance=instance,
-                          resources=resources(settings), selection=[archive_index])
+    return dg.materialize(
+        [*EXTERNAL_ASSETS, archive_index],
+        partition_key=day.isoformat(),
+        instance=instance,
+        resources=resources(settings),
+        selection=[archive_index],
+    )
 
 
 def test_a_day_materialises_with_metadata_and_a_passing_check(settings: Settings, embedder: object) -> None:
@@ -43,7 +48,9 @@ def test_a_day_materialises_with_metadata_and_a_passing_check(settings: Settings
     assert events is not None and events.dagster_event.partition == DAY.isoformat()
 
 
-def test_the_row_check_fails_when_the_table_disagrees_with_the_log(settings: Settings, embedder: object) -> None:
+def test_the_row_check_fails_when_the_table_disagrees_with_the_log(
+    settings: Settings, embedder: object
+) -> None:
     write_facts(settings, DAY, "Prefers metric units in all answers")
     indexer = Indexer(settings, embedder=embedder)  # type: ignore[arg-type]
     indexer.reindex_day(DAY)
@@ -55,31 +62,55 @@ def test_the_row_check_fails_when_the_table_disagrees_with_the_log(settings: Set
 
 
 def test_files_assets_table_asset_and_checks(settings: Settings, embedder: object) -> None:
-    (settings.notebook_dir / "3_Personal" / "Health.md").write_text("---\nstatus: stable\n---\n- Runs daily.\n")
+    (settings.notebook_dir / "3_Personal" / "Health.md").write_text(
+        "---\nstatus: stable\n---\n- Runs daily.\n"
+    )
     (settings.memory_dir / "persona.md").write_text("You are a helpful assistant.\n")
     write_facts(settings, DAY, "Prefers metric units in all answers")
     instance = dg.DagsterInstance.ephemeral()
     res = resources(settings)
     assert materialize_day(settings, instance, DAY).success
     result = dg.materialize(
-        [*EXTERNAL_ASSETS, archive_index, vault_index, core_file_index, archival_memories, no_tombstoned_content,
-         fragments_bounded, ids_unique],
-        instance=instance, resources=res,
+        [
+            *EXTERNAL_ASSETS,
+            archive_index,
+            vault_index,
+            core_file_index,
+            archival_memories,
+            no_tombstoned_content,
+            fragments_bounded,
+            ids_unique,
+        ],
+        instance=instance,
+        resources=res,
         selection=[vault_index, core_file_index, archival_memories],
     )
     assert result.success
     vault_meta = result.asset_materializations_for_node("vault_index")[0].metadata
     assert (vault_meta["files_updated"].value, vault_meta["embedded"].value) == (1, 1)
     table_meta = result.asset_materializations_for_node("archival_memories")[0].metadata
-    assert table_meta["rows"].value == 3 and table_meta["fragments"].value <= table_meta["fragments_before"].value
+    assert (
+        table_meta["rows"].value == 3
+        and table_meta["fragments"].value <= table_meta["fragments_before"].value
+    )
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks == {"no_tombstoned_content": True, "fragments_bounded": True, "ids_unique": True}
 
     # A tombstone written without a reindex is exactly what the check exists to catch.
     append_tombstone(settings.tombstones_path, "You are a helpful assistant.")
-    failing = dg.materialize([*EXTERNAL_ASSETS, archive_index, vault_index, core_file_index, archival_memories,
-                              no_tombstoned_content], instance=instance, resources=res,
-                             selection=[archival_memories, no_tombstoned_content])
+    failing = dg.materialize(
+        [
+            *EXTERNAL_ASSETS,
+            archive_index,
+            vault_index,
+            core_file_index,
+            archival_memories,
+            no_tombstoned_content,
+        ],
+        instance=instance,
+        resources=res,
+        selection=[archival_memories, no_tombstoned_content],
+    )
     [check] = failing.get_asset_check_evaluations()
     assert not check.passed and check.metadata["tombstoned_rows"].value == 1
 
@@ -88,7 +119,9 @@ def test_vault_index_reindexes_only_the_configured_files(settings: Settings, emb
     for name in ("A", "B"):
         (settings.notebook_dir / "2_Wiki" / "Concepts" / f"{name}.md").write_text(f"Concept {name} text.\n")
     result = dg.materialize(
-        [*EXTERNAL_ASSETS, vault_index], resources=resources(settings), instance=dg.DagsterInstance.ephemeral(),
+        [*EXTERNAL_ASSETS, vault_index],
+        resources=resources(settings),
+        instance=dg.DagsterInstance.ephemeral(),
         selection=[vault_index],
         run_config={"ops": {"vault_index": {"config": {"files": ["notebook:2_Wiki/Concepts/A.md"]}}}},
     )

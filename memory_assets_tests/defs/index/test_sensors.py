@@ -17,8 +17,11 @@ D1, D2, D3 = date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)
 
 
 def tick(sensor: dg.SensorDefinition, settings: Settings, cursor: str | None) -> dg.SensorResult:
-    context = dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), cursor=cursor,
-                                      resources={"memory": MemoryHomeResource(home=str(settings.home))})
+    context = dg.build_sensor_context(
+        instance=dg.DagsterInstance.ephemeral(),
+        cursor=cursor,
+        resources={"memory": MemoryHomeResource(home=str(settings.home))},
+    )
     return sensor(context)
 
 
@@ -32,7 +35,10 @@ def test_daily_log_sensor_requests_exactly_the_changed_days(settings: Settings) 
     first = tick(daily_log_sensor, settings, None)
     assert partitions(first) == ["2026-11-18", "2026-11-19", "2026-11-20"]
     assert sorted(e.partition for e in first.asset_events if e.asset_key == dg.AssetKey("daily_logs")) == [
-        "2026-11-18", "2026-11-19", "2026-11-20"]
+        "2026-11-18",
+        "2026-11-19",
+        "2026-11-20",
+    ]
     cursor = first.cursor
 
     log = settings.archive_dir / "2026-11-19.md"
@@ -67,20 +73,30 @@ def test_vault_sensor_requests_only_changed_files(settings: Settings) -> None:
     b.write_text("- Claim B.\n")
     first = tick(vault_sensor, settings, None)
     [run] = first.run_requests
-    assert run.run_config == {"ops": {"vault_index": {"config": {"files": [
-        "notebook:3_Personal/A.md", "notebook:3_Personal/B.md"]}}}}
+    assert run.run_config == {
+        "ops": {
+            "vault_index": {"config": {"files": ["notebook:3_Personal/A.md", "notebook:3_Personal/B.md"]}}
+        }
+    }
     os.utime(a, (a.stat().st_atime + 50, a.stat().st_mtime + 50))
     assert not tick(vault_sensor, settings, first.cursor).run_requests
     b.write_text("- Claim B, sharpened.\n")
     (settings.memory_dir / "MEMORY.md").write_text("My own notes.\n")
     second = tick(vault_sensor, settings, first.cursor)
     configs = sorted(json.dumps(r.run_config, sort_keys=True) for r in second.run_requests)
-    assert configs == sorted([
-        json.dumps({"ops": {"core_file_index": {"config": {"files": ["facts:MEMORY.md"]}}}}, sort_keys=True),
-        json.dumps({"ops": {"vault_index": {"config": {"files": ["notebook:3_Personal/B.md"]}}}}, sort_keys=True),
-    ])
+    assert configs == sorted(
+        [
+            json.dumps(
+                {"ops": {"core_file_index": {"config": {"files": ["facts:MEMORY.md"]}}}}, sort_keys=True
+            ),
+            json.dumps(
+                {"ops": {"vault_index": {"config": {"files": ["notebook:3_Personal/B.md"]}}}}, sort_keys=True
+            ),
+        ]
+    )
     a.unlink()
     third = tick(vault_sensor, settings, second.cursor)
     assert [r.run_config["ops"]["vault_index"]["config"]["files"] for r in third.run_requests] == [
-        ["notebook:3_Personal/A.md"]]
+        ["notebook:3_Personal/A.md"]
+    ]
     assert not tick(vault_sensor, settings, third.cursor).run_requests

@@ -1,0 +1,50 @@
+# The README's contract. `make demo` and `make test` work on a fresh machine with only python3.11.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+export MEMORY_HOME   ?= $(CURDIR)/.memory_home
+export DAGSTER_HOME  ?= $(CURDIR)/.dagster_home
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export LANCEDB_LOG := error
+
+.PHONY: setup demo test test-fast lint ui bench clean
+
+setup: $(VENV)/.installed $(DAGSTER_HOME)/dagster.yaml
+
+# torch first, pinned: pip takes the CPU wheel this machine keeps on disk (an unpinned torch in a
+# fresh venv resolves to a multi-GB CUDA build). Re-runs only when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+$(DAGSTER_HOME)/dagster.yaml:
+	mkdir -p $(DAGSTER_HOME)
+	printf 'telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n' > $@
+
+demo: setup
+	$(BIN)/python -m memory_assets.demo
+
+test: setup lint
+	$(BIN)/dagster definitions validate
+	$(BIN)/pytest
+
+test-fast: setup
+	$(BIN)/pytest -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check memory_assets memory_assets_tests benchmarks
+	$(BIN)/ruff format --check memory_assets memory_assets_tests benchmarks
+
+ui: setup
+	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
+
+bench: setup
+	$(BIN)/python benchmarks/bench_index.py
+	$(BIN)/python benchmarks/bench_dedup.py
+
+clean:
+	rm -rf $(VENV) .memory_home .dagster_home
