@@ -1,0 +1,71 @@
+"""The CLI, run in process against a real home, index and model."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_assets.cli import main
+from memory_assets.core.embedder import Embedder
+from memory_assets.settings import Settings
+from memory_assets_tests.conftest import DAY, write_facts
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_init_is_idempotent_and_status_reports_the_home(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = str(tmp_path / "h")
+    code, out, _ = run(capsys, "--home", home, "--json", "init")
+    assert code == 0 and len(json.loads(out)["created"]) > 5
+    code, out, _ = run(capsys, "--home", home, "--json", "init")
+    assert json.loads(out)["created"] == []
+    code, out, _ = run(capsys, "--home", home, "--json", "status")
+    status = json.loads(out)
+    assert status["daily_logs"] == 0 and status["index_rows"] == 0 and status["watermark"] is None
+
+
+def test_missing_home_says_run_init(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--home", str(tmp_path / "nope"), "reindex")
+    assert code == 2 and "run `memory-assets --home" in err and "init` first" in err
+    assert not (tmp_path / "nope").exists()
+
+
+def test_reindex_and_search_json(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers", "Keeps bees on the roof of the flat")
+    home = str(settings.home)
+    code, out, _ = run(capsys, "--home", home, "--json", "reindex")
+    summary = json.loads(out)
+    assert code == 0
+    assert {k: summary[k] for k in ("files_checked", "files_updated", "embedded", "deleted", "rows")} == {
+        "files_checked": 1,
+        "files_updated": 1,
+        "embedded": 2,
+        "deleted": 0,
+        "rows": 2,
+    }
+    code, out, _ = run(capsys, "--home", home, "--json", "reindex", "--full")
+    assert json.loads(out)["embedded"] == 0
+
+    code, out, _ = run(capsys, "--home", home, "--json", "search", "beekeeping", "--limit", "1")
+    [hit] = json.loads(out)
+    assert set(hit) == {"content", "score", "source_type", "source_file", "source_date", "importance"}
+    assert hit["content"] == "Keeps bees on the roof of the flat" and hit["source_date"] == DAY.isoformat()
+
+    queries = settings.home / "queries.txt"
+    queries.write_text("beekeeping\n\nunits of measure\n")
+    code, out, _ = run(
+        capsys, "--home", home, "--json", "search", "--queries-file", str(queries), "--limit", "1"
+    )
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line[0]["content"] for line in lines] == [
+        "Keeps bees on the roof of the flat",
+        "Prefers metric units in all answers",
+    ]
