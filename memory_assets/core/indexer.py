@@ -217,7 +217,8 @@ class Indexer:
         new_vectors = embedder.embed([r.content for r in new]) if new and embedder else np.empty((0, 0))
         if new:
             result.embedded = len(new)
-        table = self._writable_table(embedder, existing_width=bool(existing))
+        # Only new rows need the model; a delete or an importance change never loads it.
+        table = self._writable_table(embedder if new else None)
         vectors = [*new_vectors] + [existing[r.id].vector for r in changed]
         created = [None] * len(new) + [existing[r.id].created_at for r in changed]
         upserts = new + changed
@@ -234,7 +235,7 @@ class Indexer:
         result.seconds = time.perf_counter() - start
         return result
 
-    def _writable_table(self, embedder: Embedder | None, existing_width: bool) -> object:
+    def _writable_table(self, embedder: Embedder | None) -> object:
         if embedder is not None:
             return self.store.table_for_write(embedder.model_name, embedder.dimension)
         table = self.store.table()
@@ -247,7 +248,7 @@ class Indexer:
         vectors = (
             embedder.embed([r.content for r in plan.rows]) if plan.rows and embedder else np.empty((0, 0))
         )
-        table = self._writable_table(embedder, existing_width=False)
+        table = self._writable_table(embedder if plan.rows else None)
         result.commits = self.store.replace_source(table, plan.source_type, plan.filename, plan.rows, vectors)
         result.embedded = result.inserted = len(plan.rows)
         result.fallback = result.changed = True

@@ -166,3 +166,34 @@ def test_full_reindex_drops_rows_of_files_that_no_longer_exist(settings: Setting
     (settings.archive_dir / f"{DAY.isoformat()}.md").unlink()
     result = Indexer(settings, embedder=indexer.embedder).sweep(full=True)
     assert result.deleted == 1 and indexer.store.count() == 0
+
+
+class DiffQueryFails(MemoryStore):
+    """Fault injection: the real store, except that the per-file diff query errors out."""
+
+    def existing(self, source_type: str, source_file: str) -> dict:  # type: ignore[override]
+        raise OSError("simulated LanceDB read failure")
+
+
+def test_a_failed_diff_query_falls_back_to_a_full_replace(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, DAY, *FACTS[:3])
+    indexer.reindex_day(DAY)
+    append_tombstone(settings.tombstones_path, FACTS[0])
+    store = DiffQueryFails(settings.index_uri)
+    result = Indexer(settings, store=store, embedder=indexer.embedder).reindex_day(DAY)
+    assert result.fallback and result.commits == 2 and result.inserted == 2
+    assert any("diff query failed" in w for w in result.warnings)
+    assert contents(indexer.store) == sorted(FACTS[1:3])
+    assert indexer.reindex_day(DAY).commits == 0  # the replaced rows carry the same deterministic ids
+
+
+def test_a_delete_only_reindex_does_not_load_the_model(
+    settings: Settings, indexer: Indexer, tmp_path: Path
+) -> None:
+    write_facts(settings, DAY, *FACTS[:2])
+    indexer.reindex_day(DAY)
+    append_tombstone(settings.tombstones_path, FACTS[0])
+    unloadable = Embedder(str(tmp_path / "no-such-model"))  # would raise if anything tried to load it
+    result = Indexer(settings, embedder=unloadable).reindex_day(DAY)
+    assert (result.deleted, result.embedded) == (1, 0)
+    assert unloadable._model is None
