@@ -35,9 +35,11 @@ test: setup lint
 test-fast: setup
 	$(BIN)/pytest -m "not slow"
 
+LINT_PATHS := memory_assets memory_assets_tests $(wildcard benchmarks)
+
 lint: setup
-	$(BIN)/ruff check memory_assets memory_assets_tests benchmarks
-	$(BIN)/ruff format --check memory_assets memory_assets_tests benchmarks
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 
 ui: setup
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
