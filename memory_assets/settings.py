@@ -69,6 +69,11 @@ class Settings:
         return self.memory_dir / ".index_state.json"
 
     @property
+    def dedup_dir(self) -> Path:
+        """Where the dedup measurement writes its parquet files: beside a local index, else in the home."""
+        return (Path(self.index_uri).parent if self.index_is_local else self.home) / "dedup"
+
+    @property
     def index_is_local(self) -> bool:
         return "://" not in self.index_uri
 

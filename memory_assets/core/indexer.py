@@ -29,7 +29,6 @@ from memory_assets.core.rows import (
     INDEXED_SOURCE_TYPES,
     NOTEBOOK,
     FilePlan,
-    IndexRow,
     plan_archive,
     plan_core_file,
     plan_page,
@@ -355,7 +354,3 @@ class Indexer:
 def _label_group(label: str) -> str:
     """'archive', 'notebook', or 'core' (persona, user and facts are all core files)."""
     return label if label in ("archive", "notebook") else "core"
-
-
-def rows_for(plans: Iterable[FilePlan]) -> list[IndexRow]:
-    return [row for plan in plans for row in plan.rows]

@@ -300,6 +300,16 @@ class MemoryStore:
             )
         )
 
+    def scan(self, columns: Sequence[str], where: str | None = None) -> pa.Table:
+        """Selected columns of every row (vectors included when asked), as one Arrow table."""
+        table = self.table()
+        if table is None:
+            return pa.table({c: pa.array([], pa.string()) for c in columns})
+        query = table.search().select(list(columns)).limit(None)
+        if where:
+            query = query.where(where)
+        return query.to_arrow()
+
     def stats(self) -> TableStats:
         table = self.table()
         if table is None:
