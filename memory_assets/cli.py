@@ -8,6 +8,9 @@ Commands:
                               diff every file, rebuild the table if the embedding model changed)
     search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line
     status                    what the home holds: logs, watermark, pages, index rows
+    dedup-report              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
+                              stored embeddings) and the on-disk backlog; writes pairs.parquet,
+                              clusters.parquet and report.json beside the index
 """
 
 import argparse
@@ -111,6 +114,20 @@ def cmd_status(args: argparse.Namespace) -> dict[str, Any]:
     return home_status(settings, _store(settings))
 
 
+def cmd_dedup_report(args: argparse.Namespace) -> Any:
+    from memory_assets.core.measurement import measure_home, write_measurement
+
+    settings = _settings(args)
+    settings.require_initialised()
+    measurement = measure_home(settings, _store(settings))
+    paths = write_measurement(measurement, settings.dedup_dir)
+    if args.json:
+        return measurement.report
+    print(measurement.markdown)
+    print("files: " + ", ".join(str(p) for p in paths.values()))
+    return None
+
+
 def _print_human(result: Any) -> None:
     if isinstance(result, list):
         for i, row in enumerate(result, 1):
@@ -163,6 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-embed", action="store_true", help="full-text only (no model load)")
     p.set_defaults(func=cmd_search)
     sub.add_parser("status", help="what the memory home holds").set_defaults(func=cmd_status)
+    sub.add_parser(
+        "dedup-report",
+        help="near-duplicate rates by write path and the on-disk backlog; writes parquet files",
+    ).set_defaults(func=cmd_dedup_report)
     return parser
 
 

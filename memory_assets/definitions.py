@@ -2,11 +2,13 @@
 
 import dagster as dg
 
+from memory_assets.defs.dedup import definitions as dedup
 from memory_assets.defs.index import definitions as index
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
 defs = dg.Definitions.merge(
     index.defs,
+    dedup.defs,
     dg.Definitions(
         resources={"memory": MemoryHomeResource(), "embedder": EmbedderResource()},
         # One process per run: the model loads once per run instead of once per step.

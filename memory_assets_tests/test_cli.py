@@ -69,3 +69,17 @@ def test_reindex_and_search_json(
         "Keeps bees on the roof of the flat",
         "Prefers metric units in all answers",
     ]
+
+
+def test_dedup_report_json_shape(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers", "Prefers metric units in all answers")
+    home = str(settings.home)
+    run(capsys, "--home", home, "reindex")
+    code, out, _ = run(capsys, "--home", home, "--json", "dedup-report")
+    report = json.loads(out)
+    assert code == 0 and report["rows"] == 2
+    assert report["by_write_path"] == {"archive_log": {"rows": 2, "0.995": 0.5, "0.95": 0.5, "0.92": 0.5}}
+    assert report["backlog"]["fact_lines"] == 2 and report["backlog"]["exact_repeats"] == 1
+    assert (settings.dedup_dir / "clusters.parquet").exists()

@@ -1,0 +1,82 @@
+"""The dedup measurement of a whole memory home: the index's stored embeddings and the logs on disk.
+
+Reads what the indexer stored (never re-embeds), runs ``dedup.py``'s exact measurement, and
+writes the analysts' files: ``pairs.parquet`` (each redundant row and its best earlier match),
+``clusters.parquet`` (the backlog's near-duplicate clusters) and ``report.json``, in
+``Settings.dedup_dir`` beside the index.
+"""
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from memory_assets.core import dedup
+from memory_assets.core.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
+from memory_assets.settings import Settings
+
+
+@dataclass
+class Measurement:
+    report: dict[str, Any]
+    pairs: pl.DataFrame
+    clusters: pl.DataFrame
+    markdown: str
+    seconds: float
+
+
+def _vectors(column: Any, rows: int) -> np.ndarray:
+    if rows == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    flat = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float32).reshape(rows, -1)
+
+
+def measure_home(settings: Settings, store: MemoryStore) -> Measurement:
+    start = time.perf_counter()
+    data = store.scan(
+        ["id", "vector", "source_type", "fact_date", "content"], where=f"user_id = {quote(store.user_id)}"
+    )
+    n = data.num_rows
+    ids = data.column("id").to_pylist() if n else []
+    paths = [t or LEGACY_SOURCE_TYPE for t in data.column("source_type").to_pylist()] if n else []
+    dates = data.column("fact_date").to_pylist() if n else []
+    texts = data.column("content").to_pylist() if n else []
+    redundancy = dedup.measure_redundancy(
+        _vectors(data.column("vector") if n else None, n),
+        paths,
+        [(d or "", i) for d, i in zip(dates, ids, strict=True)],
+        ids=ids,
+        texts=texts,
+    )
+    backlog = dedup.measure_backlog(dedup.load_logs(settings.archive_dir))
+    report = dedup.dedup_report(redundancy, backlog)
+    return Measurement(
+        report=report,
+        pairs=dedup.pairs_frame(redundancy),
+        clusters=dedup.clusters_frame(backlog),
+        markdown=dedup.markdown_table(report),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def write_measurement(measurement: Measurement, out_dir: Path) -> dict[str, Path]:
+    """Write the parquet files and the JSON report; each replaces the previous one atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {name: out_dir / f"{name}.parquet" for name in ("pairs", "clusters")}
+    for name, frame in (("pairs", measurement.pairs), ("clusters", measurement.clusters)):
+        tmp = paths[name].with_suffix(".parquet.tmp")
+        frame.write_parquet(tmp)
+        os.replace(tmp, paths[name])
+    paths["report"] = out_dir / "report.json"
+    fd, tmp_name = tempfile.mkstemp(dir=out_dir, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(measurement.report, fh, ensure_ascii=False, indent=2)
+    os.replace(tmp_name, paths["report"])
+    return paths

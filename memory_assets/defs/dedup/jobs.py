@@ -1,0 +1,19 @@
+"""The dedup measurement job and its daily schedule."""
+
+import dagster as dg
+
+from memory_assets.defs.dedup.assets import dedup_report
+
+dedup_measurement_job = dg.define_asset_job(
+    "dedup_measurement",
+    selection=[dedup_report],
+    description="Measure near-duplicates in the index and the on-disk backlog.",
+)
+
+dedup_daily_schedule = dg.ScheduleDefinition(
+    job=dedup_measurement_job,
+    cron_schedule="30 4 * * *",
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Daily, after the 03:00 optimize of archival_memories.",
+)

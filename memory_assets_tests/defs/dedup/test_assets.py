@@ -1,0 +1,68 @@
+"""The dedup report asset on a real index, in a real Dagster instance."""
+
+from datetime import date
+
+import dagster as dg
+import polars as pl
+
+from memory_assets.core.indexer import Indexer
+from memory_assets.definitions import defs
+from memory_assets.defs.dedup.assets import dedup_report
+from memory_assets.defs.index.assets import INDEX_ASSETS
+from memory_assets.defs.index.external import EXTERNAL_ASSETS
+from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.settings import Settings
+from memory_assets_tests.conftest import write_facts
+
+WATER_LONG = "The user wants to be reminded to drink water hourly from 9 AM to 9 PM daily."
+WATER_SHORT = "User wants to be reminded to drink water daily."
+
+
+def materialize_report(settings: Settings) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [*EXTERNAL_ASSETS, *INDEX_ASSETS, dedup_report],
+        selection=[dedup_report],
+        instance=dg.DagsterInstance.ephemeral(),
+        resources={"memory": MemoryHomeResource(home=str(settings.home)), "embedder": EmbedderResource()},
+    )
+
+
+def test_empty_home_reports_zeros(settings: Settings) -> None:
+    result = materialize_report(settings)
+    meta = result.asset_materializations_for_node("dedup_report")[0].metadata
+    assert meta["rows"].value == 0 and meta["backlog/fact_lines"].value == 0
+    assert (settings.dedup_dir / "pairs.parquet").exists()
+
+
+def test_report_plots_one_float_per_write_path_and_threshold(settings: Settings, embedder: object) -> None:
+    write_facts(settings, date(2026, 11, 1), WATER_LONG, "Lives in Lisbon and works remotely")
+    write_facts(settings, date(2026, 11, 2), WATER_LONG, WATER_SHORT)
+    write_facts(settings, date(2026, 11, 3), "Lives in Lisbon and works remotely")
+    (settings.notebook_dir / "3_Personal" / "Water.md").write_text("- " + WATER_LONG + "\n")
+    Indexer(settings, embedder=embedder).sweep()  # type: ignore[arg-type]
+
+    meta = materialize_report(settings).asset_materializations_for_node("dedup_report")[0].metadata
+    assert meta["rows"].value == 6
+    assert meta["archive_log/rows"].value == 5 and meta["notebook/rows"].value == 1
+    # Two of the five log rows repeat an earlier row word for word: redundant at every threshold.
+    for key in ("0.995", "0.95", "0.92"):
+        assert isinstance(meta[f"archive_log/{key}"].value, float)
+        assert meta[f"archive_log/{key}"].value >= 2 / 5
+        assert meta[f"notebook/{key}"].value == 0.0  # nothing earlier in its own path
+    assert meta["all_write_paths/0.995"].value == 2 / 6  # the two verbatim log repeats
+    assert meta["all_write_paths/0.92"].value >= 3 / 6  # the vault bullet restates a log line
+    assert meta["backlog/exact_repeats"].value == 2
+    assert "| archive_log | 5 |" in meta["report"].value
+
+    pairs = pl.read_parquet(settings.dedup_dir / "pairs.parquet")
+    assert {"id", "match_id", "similarity", "write_path"} <= set(pairs.columns)
+    assert (pairs["similarity"] >= 0.92).all() and pairs.height >= 2
+    clusters = pl.read_parquet(settings.dedup_dir / "clusters.parquet")
+    assert clusters.height >= 4
+
+
+def test_dedup_job_and_daily_schedule_are_in_the_code_location() -> None:
+    repo = defs.get_repository_def()
+    assert repo.get_job("dedup_measurement") is not None
+    schedule = repo.get_schedule_def("dedup_measurement_schedule")
+    assert schedule.cron_schedule == "30 4 * * *"
