@@ -11,6 +11,7 @@ The read path never writes to the index; the recall signal goes to ``.state/reca
 import json
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ CANDIDATE_FACTOR = 4
 ANN_NPROBES = 20
 ANN_REFINE = 5
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-search")
 COLUMNS = [
     "id",
     "content",
@@ -73,7 +75,7 @@ def _filters(
         clauses.append(f"fact_date >= {quote(date_from.isoformat())}")
     if date_to:
         clauses.append(f"fact_date <= {quote(date_to.isoformat())}")
-    return " AND ".join(clauses)
+    return " AND ".join(clauses) or None
 
 
 def _recency(fact_date: str | None, today: date) -> float:
@@ -106,33 +108,39 @@ def search(
     today = today or datetime.now(UTC).date()
     where = _filters(store, source_types, date_from, date_to)
     k = max(limit * CANDIDATE_FACTOR, 20)
+    if query_vector is None and embedder is not None:
+        query_vector = embedder.embed_query(query)
+    text = " ".join(_FTS_SAFE.sub(" ", query).split())
+
+    def vector_rows() -> list[dict[str, Any]]:
+        q = table.search(query_vector).distance_type("cosine")
+        if where:
+            q = q.where(where, prefilter=True)
+        if store.has_ann_index():
+            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
+        return q.limit(k).select([*COLUMNS, "_distance"]).to_list()
+
+    def text_rows() -> list[dict[str, Any]]:
+        q = table.search(text, query_type="fts")
+        if where:
+            q = q.where(where, prefilter=True)
+        return q.limit(k).select([*COLUMNS, "_score"]).to_list()
+
+    # The two legs are independent LanceDB queries that run in Rust without the GIL: run them side by side.
+    vector_future = _POOL.submit(vector_rows) if query_vector is not None else None
+    fts = text_rows() if text else []
+    vec = vector_future.result() if vector_future is not None else []
+
     found: dict[str, dict[str, Any]] = {}
     semantic: dict[str, float] = {}
     full_text: dict[str, float] = {}
-
-    if query_vector is None and embedder is not None:
-        query_vector = embedder.embed_query(query)
-    if query_vector is not None:
-        q = table.search(query_vector).distance_type("cosine").where(where, prefilter=True)
-        if store.has_ann_index():
-            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
-        for row in q.limit(k).select([*COLUMNS, "_distance"]).to_list():
-            found[row["id"]] = row
-            semantic[row["id"]] = 1.0 - float(row["_distance"])
-
-    text = " ".join(_FTS_SAFE.sub(" ", query).split())
-    if text:
-        rows = (
-            table.search(text, query_type="fts")
-            .where(where, prefilter=True)
-            .limit(k)
-            .select([*COLUMNS, "_score"])
-            .to_list()
-        )
-        best = max((float(r["_score"]) for r in rows), default=0.0)
-        for row in rows:
-            found.setdefault(row["id"], row)
-            full_text[row["id"]] = float(row["_score"]) / best if best > 0 else 0.0
+    for row in vec:
+        found[row["id"]] = row
+        semantic[row["id"]] = 1.0 - float(row["_distance"])
+    best = max((float(r["_score"]) for r in fts), default=0.0)
+    for row in fts:
+        found.setdefault(row["id"], row)
+        full_text[row["id"]] = float(row["_score"]) / best if best > 0 else 0.0
 
     hits = []
     for row_id, row in found.items():

@@ -107,6 +107,7 @@ class MemoryStore:
         self.user_id = user_id
         self._db: Any = None
         self._table: Any = None
+        self._facts: dict[tuple[str, int], Any] = {}
 
     # -- opening ---------------------------------------------------------------------------------
     @property
@@ -418,9 +419,31 @@ class MemoryStore:
         table.optimize(cleanup_older_than=timedelta(days=1))
         return {"ann_built": built}
 
-    def has_ann_index(self) -> bool:
+    def _per_version(self, name: str, compute: Any) -> Any:
+        """A fact about the table cached until the table's version changes (reads are hot)."""
         table = self.table()
-        return table is not None and any(i.columns == ["vector"] for i in table.list_indices())
+        if table is None:
+            return None
+        key = (name, table.version)
+        if key not in self._facts:
+            self._facts = {k: v for k, v in self._facts.items() if k[1] == table.version}
+            self._facts[key] = compute(table)
+        return self._facts[key]
+
+    def has_ann_index(self) -> bool:
+        return bool(
+            self._per_version("ann", lambda t: any(i.columns == ["vector"] for i in t.list_indices()))
+        )
+
+    def only_this_user(self) -> bool:
+        """True when every row belongs to this store's user, so reads can skip the user filter
+        (a prefilter over every row costs as much as the search itself at 100k rows)."""
+        return bool(
+            self._per_version(
+                "single_user",
+                lambda t: t.count_rows(f"user_id != {quote(self.user_id)} OR user_id IS NULL") == 0,
+            )
+        )
 
 
 def _in(values: Iterable[str]) -> str:

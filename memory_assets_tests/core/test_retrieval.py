@@ -67,3 +67,13 @@ def test_the_read_path_never_writes_the_index_and_logs_recalls(settings: Setting
 
 def test_empty_index_returns_nothing(settings: Settings) -> None:
     assert search(Indexer(settings).store, "anything") == []
+
+
+def test_other_users_rows_are_never_returned(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, date(2026, 11, 1), "Keeps bees on the roof of the flat")
+    alice = Settings.load(settings.home, user_id="alice")
+    Indexer(alice, embedder=indexer.embedder).sweep()
+    assert search(Indexer(alice).store, "bees", embedder=None)  # alice sees her row
+    bob = Indexer(Settings.load(settings.home, user_id="bob")).store
+    assert not bob.only_this_user()
+    assert search(bob, "bees", embedder=indexer.embedder) == []
