@@ -16,6 +16,10 @@ import numpy as np
 # Never reach for a hub at run time: without these a missing model spends a minute on DNS retries.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# torch's OpenMP threads spin-wait by default; on 2 shared cores one busy neighbour (the Dagster
+# daemon, another run) then cuts encoding 5x (370 -> 72 sentences/s, benchmarks/bench_index.py's
+# note). Passive waiting costs nothing on a quiet machine. Must be set before torch is imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 DEFAULT_MODEL = "default"
 DEFAULT_BATCH_SIZE = 32  # measured best on this 2-core machine (292 sentences/s)
@@ -69,8 +73,14 @@ class Embedder:
         return int(self.model.get_embedding_dimension())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text, in order. Repeated and previously seen texts are computed once."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        """One row per text, in order. Repeated and previously seen texts are computed once.
+
+        Thread-safe: the cache is only touched under the lock; the model runs outside it."""
+        if not texts:
+            return np.empty((0, 0), dtype=np.float32)
+        with self._lock:
+            known = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             vectors = self.model.encode(
                 missing,
@@ -79,16 +89,15 @@ class Embedder:
                 show_progress_bar=False,
                 convert_to_numpy=True,
             ).astype(np.float32, copy=False)
+            known.update(zip(missing, vectors, strict=True))
+        out = np.stack([known[t] for t in texts])
+        with self._lock:
             self.computed += len(missing)
-            for text, vector in zip(missing, vectors, strict=True):
-                self._cache[text] = vector
-        if not texts:
-            return np.empty((0, 0), dtype=np.float32)
-        out = np.stack([self._cache[t] for t in texts])
-        for t in texts:
-            self._cache.move_to_end(t)
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+            for text in dict.fromkeys(texts):
+                self._cache[text] = known[text]
+                self._cache.move_to_end(text)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:

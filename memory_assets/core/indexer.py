@@ -33,11 +33,15 @@ from memory_assets.core.rows import (
     plan_core_file,
     plan_page,
 )
-from memory_assets.core.store import MemoryStore
+from memory_assets.core.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.tombstones import Tombstones, read_tombstones
 from memory_assets.core.vault import list_pages
 from memory_assets.core.watermark import read_watermark
 from memory_assets.settings import Settings
+
+BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index
+OPTIMIZE_AFTER_ROWS = 1000  # a sweep that inserts this many rows compacts the table afterwards
+MAX_FRAGMENTS = 64  # past this many fragments reads slow down; a sweep that writes then compacts
 
 
 class IndexerError(RuntimeError):
@@ -56,6 +60,7 @@ class FileResult:
     changed: bool = False
     skipped_by_state: bool = False
     fallback: bool = False
+    bulk: bool = False
     tombstoned: int = 0
     skipped_lines: int = 0
     below_watermark: bool = False
@@ -73,6 +78,7 @@ class SweepResult:
     skipped_lines: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    optimized: bool = False
     files: list[FileResult] = field(default_factory=list)
 
     def add(self, result: FileResult) -> None:
@@ -92,6 +98,7 @@ class SweepResult:
             "deleted": self.deleted,
             "rows": self.rows,
             "skipped_lines": self.skipped_lines,
+            "optimized": self.optimized,
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
         }
@@ -292,7 +299,7 @@ class Indexer:
         if full and self.embedder is not None and self.store.exists():
             try:
                 self.store.check_compatible(self.embedder.model_name, self.embedder.dimension)
-            except Exception:
+            except VectorWidthMismatch:
                 self.store.recreate(self.embedder.model_name, self.embedder.dimension)
         state = IndexState.load(self.settings.index_state_path, self.store.table_id)
         if full:
@@ -304,9 +311,9 @@ class Indexer:
         sweep.warnings += tombs.warnings
         if state.discarded:
             sweep.warnings.append(state.discarded)
+        pending = []
         for plan in plans:
-            digest = plan.digest()
-            if state.files.get(plan.key) == digest:
+            if state.files.get(plan.key) == plan.digest():
                 sweep.add(
                     FileResult(
                         key=plan.key,
@@ -316,14 +323,58 @@ class Indexer:
                         warnings=list(plan.warnings),
                     )
                 )
-                continue
-            sweep.add(self.apply(plan))
+            else:
+                pending.append(plan)
+        if pending and self.embedder is not None and self.store.count() == 0:
+            results = self._bulk_insert(pending)  # an empty index: nothing to diff against
+        else:
+            results = [self.apply(plan) for plan in pending]
+        for result in results:
+            sweep.add(result)
         self._record_state(
             {p.key: p.digest() for p in plans}, drop=[p.key for p in plans if not p.exists], replace=full
         )
+        inserted = sum(f.inserted for f in sweep.files)
+        if sweep.files_updated and (
+            full or inserted >= OPTIMIZE_AFTER_ROWS or self.store.stats().fragments > MAX_FRAGMENTS
+        ):
+            # New rows are searched flat until optimize folds them into the full-text index.
+            self.store.optimize()
+            sweep.optimized = True
         sweep.rows = self.store.count()
         sweep.seconds = time.perf_counter() - start
         return sweep
+
+    def _bulk_insert(self, plans: list[FilePlan]) -> list[FileResult]:
+        """Fill an empty table: embed across files in large batches and add, skipping the per-file
+        diff queries (there is nothing to diff against). A failure part way leaves some files
+        written and no state recorded, so the next sweep diffs and finishes the rest."""
+        start = time.perf_counter()
+        embedder = self._require_embedder()
+        rows = [row for plan in plans for row in plan.rows]
+        if rows:
+            table = self.store.table_for_write(embedder.model_name, embedder.dimension)
+            for begin in range(0, len(rows), BULK_ROWS):
+                part = rows[begin : begin + BULK_ROWS]
+                vectors = embedder.embed([r.content for r in part])
+                self.store.apply_diff(table, [], part, vectors, [None] * len(part), insert_only=True)
+        share = (time.perf_counter() - start) / max(len(rows), 1)
+        return [
+            FileResult(
+                key=plan.key,
+                rows=len(plan.rows),
+                embedded=len(plan.rows),
+                inserted=len(plan.rows),
+                changed=bool(plan.rows),
+                bulk=True,
+                tombstoned=plan.tombstoned,
+                skipped_lines=plan.skipped_lines,
+                below_watermark=plan.below_watermark,
+                warnings=list(plan.warnings),
+                seconds=share * len(plan.rows),
+            )
+            for plan in plans
+        ]
 
     def _indexed_keys(self) -> set[str]:
         keys = set()

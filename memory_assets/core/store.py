@@ -167,16 +167,11 @@ class MemoryStore:
         return table
 
     def _create(self, model: str, dim: int) -> Any:
-        from lancedb.index import FTS, Bitmap, BTree
-
         table = self.db.create_table(
             self.table_name, schema=schema(dim, uuid.uuid4().hex, model), exist_ok=True
         )
         if not table.list_indices():
-            table.create_index("content", config=FTS())
-            table.create_index("id", config=BTree())
-            table.create_index("source_file", config=BTree())
-            table.create_index("source_type", config=Bitmap())
+            _create_scalar_indexes(table, replace=False)
         self._table = table
         return table
 
@@ -225,12 +220,7 @@ class MemoryStore:
         columns["fact_date"] = columns["source_date"]
         migrated = pa.table(columns, schema=target)
         self._table = self.db.create_table(self.table_name, data=migrated, mode="overwrite")
-        from lancedb.index import FTS, Bitmap, BTree
-
-        self._table.create_index("content", config=FTS(), replace=True)
-        self._table.create_index("id", config=BTree(), replace=True)
-        self._table.create_index("source_file", config=BTree(), replace=True)
-        self._table.create_index("source_type", config=Bitmap(), replace=True)
+        _create_scalar_indexes(self._table, replace=True)
 
     # -- reading ---------------------------------------------------------------------------------
     def _source_where(self, source_type: str, source_file: str) -> str:
@@ -407,6 +397,11 @@ class MemoryStore:
         if table is None:
             return {"ann_built": False}
         built = False
+        indexed = {tuple(i.columns) for i in table.list_indices()}
+        if ("user_id",) not in indexed:  # tables created before the user_id index existed
+            from lancedb.index import Bitmap
+
+            table.create_index("user_id", config=Bitmap())
         if table.count_rows() >= ann_threshold and not any(
             i.columns == ["vector"] for i in table.list_indices()
         ):
@@ -444,6 +439,17 @@ class MemoryStore:
                 lambda t: t.count_rows(f"user_id != {quote(self.user_id)} OR user_id IS NULL") == 0,
             )
         )
+
+
+def _create_scalar_indexes(table: Any, replace: bool) -> None:
+    """Full text on content; scalar indexes on what reads and the diff filter on."""
+    from lancedb.index import FTS, Bitmap, BTree
+
+    table.create_index("content", config=FTS(), replace=replace)
+    table.create_index("id", config=BTree(), replace=replace)
+    table.create_index("source_file", config=BTree(), replace=replace)
+    table.create_index("source_type", config=Bitmap(), replace=replace)
+    table.create_index("user_id", config=Bitmap(), replace=replace)
 
 
 def _in(values: Iterable[str]) -> str:

@@ -197,3 +197,27 @@ def test_a_delete_only_reindex_does_not_load_the_model(
     result = Indexer(settings, embedder=unloadable).reindex_day(DAY)
     assert (result.deleted, result.embedded) == (1, 0)
     assert unloadable._model is None
+
+
+def test_bulk_rebuild_of_an_empty_index_equals_the_per_file_diff(
+    settings: Settings, indexer: Indexer, tmp_path: Path
+) -> None:
+    write_facts(settings, DAY, *FACTS)
+    write_facts(settings, date(2026, 11, 21), FACTS[0], FACTS[0])
+    (settings.notebook_dir / "3_Personal" / "Health.md").write_text(
+        "---\nstatus: draft\n---\n- Runs daily.\n"
+    )
+    bulk = indexer.sweep()  # empty table: one embed call across files, no diff queries
+    assert all(f.bulk for f in bulk.files) and bulk.embedded == 7
+    per_file = Indexer(settings, store=MemoryStore(str(tmp_path / "other-index")), embedder=indexer.embedder)
+    per_file.reindex_day(DAY)
+    per_file.reindex_day(date(2026, 11, 21))
+    per_file.reindex_files(labels=["notebook"])
+
+    def rows(store: MemoryStore) -> list[dict]:
+        return sorted(
+            store.scan(["id", "content", "importance", "source_file"]).to_pylist(), key=lambda r: r["id"]
+        )
+
+    assert rows(indexer.store) == rows(per_file.store)
+    assert indexer.sweep(full=True).embedded == 0

@@ -16,8 +16,6 @@ from memory_assets.defs.index.external import (
 from memory_assets.defs.partitions import daily_partitions
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
-MAX_FRAGMENTS = 64  # after optimize the table has a handful; past this, reads slow down
-
 
 class FilesConfig(dg.Config):
     """Which files to reindex, as ``label:filename`` keys (``notebook:3_Personal/Health.md``,
