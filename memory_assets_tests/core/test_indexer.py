@@ -8,7 +8,7 @@ import pytest
 from memory_assets.core.embedder import Embedder, EmbedderError
 from memory_assets.core.indexer import Indexer
 from memory_assets.core.rows import ARCHIVE, CORE_FILE, NOTEBOOK
-from memory_assets.core.store import MemoryStore, VectorWidthMismatch
+from memory_assets.core.store import MemoryStore, VectorWidthMismatch, quote
 from memory_assets.core.tombstones import append_tombstone
 from memory_assets.core.watermark import append_ingest_entry
 from memory_assets.settings import Settings
@@ -221,3 +221,28 @@ def test_bulk_rebuild_of_an_empty_index_equals_the_per_file_diff(
 
     assert rows(indexer.store) == rows(per_file.store)
     assert indexer.sweep(full=True).embedded == 0
+
+
+class CrashAfterDelete(MemoryStore):
+    """Fault injection: the process dies between a file's delete commit and its add commit."""
+
+    def apply_diff(self, table, delete_ids, upsert_rows, upsert_vectors, created, insert_only=False):  # type: ignore[no-untyped-def]
+        ids = sorted(set(delete_ids))
+        if ids:
+            table.delete("id IN (" + ", ".join(quote(i) for i in ids) + ")")
+        raise KeyboardInterrupt("crashed half way through the run")
+
+
+def test_a_crash_half_way_through_a_reindex_converges_on_the_next_run(
+    settings: Settings, indexer: Indexer
+) -> None:
+    write_facts(settings, DAY, *FACTS[:2])
+    indexer.sweep()
+    append_tombstone(settings.tombstones_path, FACTS[0])
+    write_facts(settings, DAY, FACTS[2], hour=12)
+    with pytest.raises(KeyboardInterrupt):
+        Indexer(settings, store=CrashAfterDelete(settings.index_uri), embedder=indexer.embedder).sweep()
+    assert contents(indexer.store) == [FACTS[1]]  # the delete landed, the add did not
+    retry = Indexer(settings, embedder=indexer.embedder).sweep()  # the state was not advanced by the crash
+    assert (retry.embedded, retry.deleted) == (1, 0)
+    assert contents(indexer.store) == sorted(FACTS[1:3])
