@@ -39,6 +39,15 @@ def _load(cursor: str | None) -> dict[str, dict[str, str]]:
     return {k: dict(data.get(k, {})) for k in ("rows", "files", "aux")}
 
 
+def _next_generation(cursor: dict[str, dict[str, str]]) -> int:
+    """A counter stored in the cursor, bumped on every tick that requests runs. Run keys carry it, so
+    a re-evaluated tick (cursor not yet saved) dedupes, while content that comes back later (a
+    deleted log restored) is not mistaken for the run that indexed it the first time."""
+    generation = int(cursor["aux"].get("generation", "0")) + 1
+    cursor["aux"]["generation"] = str(generation)
+    return generation
+
+
 def _partition_ok(day: date, now: datetime) -> bool:
     with dg.partition_loading_context(effective_dt=now):
         return daily_partitions.has_partition_key(day.isoformat())
@@ -61,6 +70,7 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
     days = {d for d, _ in list_logs(settings.archive_dir)}
     days |= {date.fromisoformat(k.split(":", 1)[1][:10]) for k in cursor["rows"]}
     runs, events = [], []
+    generation = _next_generation(cursor)
     for day in sorted(days):
         plan = indexer.plan_day(day, tombs, watermark, read_watermark_file=False)
         digest, sha = plan.digest(), _sha(settings.archive_dir / plan.filename)
@@ -75,7 +85,9 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
                 dg.AssetMaterialization(
                     asset_key=daily_logs.key,
                     partition=day.isoformat(),
-                    metadata={
+                    metadata={"sha256": sha, "below_watermark": plan.below_watermark}
+                    if plan.below_watermark
+                    else {
                         "sha256": sha,
                         "facts": len(plan.rows) + plan.tombstoned,
                         "skipped_lines": plan.skipped_lines,
@@ -84,7 +96,9 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
             )
             cursor["files"][plan.key] = sha
         if cursor["rows"].get(plan.key) != digest:
-            runs.append(dg.RunRequest(partition_key=day.isoformat(), run_key=f"{plan.key}:{digest[:20]}"))
+            runs.append(
+                dg.RunRequest(partition_key=day.isoformat(), run_key=f"{plan.key}:{digest[:16]}:{generation}")
+            )
             cursor["rows"][plan.key] = digest
     for spec, path, extra in (
         (tombstones, settings.tombstones_path, {"tombstones": len(tombs.contents)}),
@@ -137,6 +151,7 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
             else:
                 cursor["rows"].pop(plan.key, None)
     runs, events = [], []
+    generation = _next_generation(cursor)
     for asset_name, spec in (("vault_index", vault_pages), ("core_file_index", core_files)):
         keys = sorted(changed[asset_name])
         if not keys:
@@ -146,7 +161,7 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
         ]
         runs.append(
             dg.RunRequest(
-                run_key=f"{asset_name}:{run_key}",
+                run_key=f"{asset_name}:{run_key}:{generation}",
                 asset_selection=[dg.AssetKey(asset_name)],
                 run_config={"ops": {asset_name: {"config": {"files": keys}}}},
             )

@@ -100,3 +100,17 @@ def test_vault_sensor_requests_only_changed_files(settings: Settings) -> None:
         ["notebook:3_Personal/A.md"]
     ]
     assert not tick(vault_sensor, settings, third.cursor).run_requests
+
+
+def test_a_restored_log_gets_a_new_run_key(settings: Settings) -> None:
+    write_facts(settings, D1, "Prefers metric units in all answers")
+    log = settings.archive_dir / "2026-11-18.md"
+    original = log.read_bytes()
+    first = tick(daily_log_sensor, settings, None)
+    log.unlink()
+    deleted = tick(daily_log_sensor, settings, first.cursor)
+    log.write_bytes(original)  # restored from a backup: same content, same digest as the first run
+    restored = tick(daily_log_sensor, settings, deleted.cursor)
+    keys = [r.run_requests[0].run_key for r in (first, deleted, restored)]
+    assert len(set(keys)) == 3
+    assert tick(daily_log_sensor, settings, restored.cursor).run_requests in ([], None)
