@@ -4,7 +4,8 @@ Seeds ``$MEMORY_HOME`` (only when it holds no daily logs yet) with a fortnight o
 (with the repeats and paraphrases real extraction produces), a few vault pages and core files,
 then runs the code location's jobs in process against ``$DAGSTER_HOME`` so the runs, the
 materialisations, their metadata and the checks are there to browse with ``make ui``:
-``reindex`` once per day partition, ``index_files``, then ``optimize_index``. Ends with a search.
+``reindex`` once per day partition, ``index_files``, ``optimize_index``, then
+``dedup_measurement``. Ends with a search.
 Runs on the embedded defaults: the bundled model, no server, no API key.
 """
 
@@ -102,7 +103,7 @@ def main() -> int:
             f"  reindex {day}: rows={meta['rows'].value} embedded={meta['embedded'].value} "
             f"deleted={meta['deleted'].value}"
         )
-    for name in ("index_files", "optimize_index"):
+    for name in ("index_files", "optimize_index", "dedup_measurement"):
         result = defs.resolve_job_def(name).execute_in_process(instance=instance, run_config=quiet)
         print(f"  {name}: {'success' if result.success else 'FAILED'}")
         if not result.success:
@@ -130,6 +131,10 @@ def main() -> int:
     store = defs.resources["memory"].store(settings)  # type: ignore[union-attr]
     for hit in search(store, query, embedder=shared_embedder(settings.embedding_model), limit=3):
         print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}")
+    report = instance.get_latest_materialization_event(dg.AssetKey("dedup_report"))
+    if report is not None and report.asset_materialization is not None:
+        print("dedup report (also in the UI, plotted per write path and threshold):")
+        print(report.asset_materialization.metadata["report"].value)  # type: ignore[union-attr]
     print("browse the runs, materialisations and checks with: make ui")
     return 0
 
