@@ -101,6 +101,7 @@ def main() -> int:
         meta = result.asset_materializations_for_node("archive_index")[0].metadata
         print(
             f"  reindex {day}: rows={meta['rows'].value} embedded={meta['embedded'].value} "
+            f"(model ran on {meta['computed'].value}) "
             f"deleted={meta['deleted'].value}"
         )
     for name in ("index_files", "optimize_index", "dedup_measurement"):

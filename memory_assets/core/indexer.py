@@ -52,7 +52,8 @@ class IndexerError(RuntimeError):
 class FileResult:
     key: str
     rows: int = 0
-    embedded: int = 0
+    embedded: int = 0  # rows that needed a new vector
+    computed: int = 0  # texts the model actually ran on (repeats and cached texts are not recomputed)
     deleted: int = 0
     inserted: int = 0
     updated: int = 0
@@ -220,9 +221,10 @@ class Indexer:
             result.seconds = time.perf_counter() - start
             return result
         embedder = self._require_embedder() if new else self.embedder
+        before = embedder.computed if embedder else 0
         new_vectors = embedder.embed([r.content for r in new]) if new and embedder else np.empty((0, 0))
-        if new:
-            result.embedded = len(new)
+        if new and embedder:
+            result.embedded, result.computed = len(new), embedder.computed - before
         # Only new rows need the model; a delete or an importance change never loads it.
         table = self._writable_table(embedder if new else None)
         vectors = [*new_vectors] + [existing[r.id].vector for r in changed]

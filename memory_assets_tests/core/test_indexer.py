@@ -26,14 +26,15 @@ def contents(store: MemoryStore, source_type: str | None = None) -> list[str]:
     return sorted(c for _, c, t in store.contents() if source_type is None or t == source_type)
 
 
-def test_appending_k_lines_embeds_exactly_k(settings: Settings, indexer: Indexer, embedder: Embedder) -> None:
+def test_appending_k_lines_embeds_exactly_k(settings: Settings, embedder: Embedder) -> None:
+    fresh = Embedder()  # an empty cache, so the model's work is exactly what this test causes
+    indexer = Indexer(settings, embedder=fresh)
     write_facts(settings, DAY, *FACTS[:2])
-    assert indexer.reindex_day(DAY).embedded == 2
-    before = embedder.computed
+    assert indexer.reindex_day(DAY).computed == 2
     write_facts(settings, DAY, *FACTS[2:], hour=10)
     result = indexer.reindex_day(DAY)
-    assert (result.embedded, result.deleted, result.inserted) == (2, 0, 2)
-    assert embedder.computed - before == 2
+    assert (result.embedded, result.computed, result.deleted, result.inserted) == (2, 2, 0, 2)
+    assert fresh.computed == 4
     assert result.commits == 1
     assert contents(indexer.store) == sorted(FACTS)
 

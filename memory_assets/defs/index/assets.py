@@ -59,6 +59,7 @@ def _file_metadata(result: FileResult) -> dict[str, object]:
     return {
         "rows": result.rows,
         "embedded": result.embedded,
+        "computed": result.computed,
         "deleted": result.deleted,
         "inserted": result.inserted,
         "updated": result.updated,
