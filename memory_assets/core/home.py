@@ -29,7 +29,7 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
     wm = read_watermark(settings.log_md)
     stats = store.stats()
     by_type: dict[str, int] = {}
-    for _, _, source_type in store.contents():
+    for source_type in store.scan(["source_type"]).column("source_type").to_pylist():
         key = source_type or "legacy_direct"
         by_type[key] = by_type.get(key, 0) + 1
     return {

@@ -264,7 +264,10 @@ class Indexer:
     # -- entry points ----------------------------------------------------------------------------
     def reindex_day(self, day: date) -> FileResult:
         """Diff one day against the table (what a day partition's materialisation runs)."""
-        plan = self.plan_day(day)
+        return self.reindex_plan(self.plan_day(day))
+
+    def reindex_plan(self, plan: FilePlan) -> FileResult:
+        """Apply one file's plan and record it in the state."""
         result = self.apply(plan)
         self._record_state({plan.key: plan.digest()})
         return result

@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import cached_property
 from pathlib import Path
 
 from memory_assets.core.chunking import chunk_paragraphs, parse_page, split_memory_md
@@ -70,12 +71,17 @@ class FilePlan:
     exists: bool = True
     below_watermark: bool = False
 
+    def digest(self) -> str:
+        """A content hash of the planned rows: equal digests mean equal index contents.
+        Computed once, when planning is complete (the sweep and the state both ask for it)."""
+        return self._digest
+
     @property
     def key(self) -> str:
         return f"{self.label}:{self.filename}"
 
-    def digest(self) -> str:
-        """A content hash of the planned rows: equal digests mean equal index contents."""
+    @cached_property
+    def _digest(self) -> str:
         return sha256_text(json.dumps([[r.id, *r.scalars()] for r in self.rows], ensure_ascii=False))
 
 

@@ -251,6 +251,14 @@ class MemoryStore:
             out[row_id] = Existing(scalars, np.asarray(vectors[i], dtype=np.float32), cols["created_at"][i])
         return out
 
+    def ids(self, source_type: str, source_file: str) -> set[str]:
+        """The ids stored for one file (no vectors read): what the row checks compare."""
+        table = self.table()
+        if table is None:
+            return set()
+        data = table.search().where(self._source_where(source_type, source_file)).select(["id"]).limit(None)
+        return set(data.to_arrow().column("id").to_pylist())
+
     def count(self, where: str | None = None) -> int:
         table = self.table()
         if table is None:
@@ -381,14 +389,6 @@ class MemoryStore:
             table.add(self._arrow(table, rows, vectors, [None] * len(rows)))
             return 2
         return 1
-
-    def delete_source(self, source_type: str, source_file: str) -> int:
-        table = self.table()
-        if table is None or not self.count(self._source_where(source_type, source_file)):
-            return 0
-        before = self.count()
-        table.delete(self._source_where(source_type, source_file))
-        return before - self.count()
 
     def optimize(self, ann_threshold: int = ANN_ROW_THRESHOLD) -> dict[str, object]:
         """Compact fragments, fold new rows into the indexes, prune old versions (older than a day,

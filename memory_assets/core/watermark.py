@@ -49,10 +49,3 @@ def _append(log_md: Path, entry: str) -> None:
 
 def append_ingest_entry(log_md: Path, run_date: date, watermark: date) -> None:
     _append(log_md, f"## [{run_date.isoformat()}] ingest | daily logs  watermark={watermark.isoformat()}")
-
-
-def append_lint_entry(log_md: Path, run_date: date, summary: str | None = None) -> None:
-    entry = f"## [{run_date.isoformat()}] lint"
-    if summary:
-        entry += "\n" + summary.strip()
-    _append(log_md, entry)

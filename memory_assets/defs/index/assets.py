@@ -38,7 +38,7 @@ def _log_warnings(context: dg.AssetExecutionContext, warnings: list[str]) -> Non
 
 def day_rows_check(indexer: Indexer, plan: FilePlan) -> dg.AssetCheckResult:
     """A day's rows are exactly its parsed facts minus tombstones, or none at or below the watermark."""
-    stored = set(indexer.store.existing(plan.source_type, plan.filename))
+    stored = indexer.store.ids(plan.source_type, plan.filename)
     expected = {row.id for row in plan.rows}
     missing, extra = expected - stored, stored - expected
     return dg.AssetCheckResult(
@@ -86,9 +86,10 @@ def archive_index(
 ) -> dg.MaterializeResult:
     indexer = _indexer(memory, embedder)
     day = date.fromisoformat(context.partition_key)
-    result = indexer.reindex_day(day)
+    plan = indexer.plan_day(day)
+    result = indexer.reindex_plan(plan)
     _log_warnings(context, result.warnings)
-    check = day_rows_check(indexer, indexer.plan_day(day))
+    check = day_rows_check(indexer, plan)
     return dg.MaterializeResult(metadata=_file_metadata(result), check_results=[check])
 
 
