@@ -1,4 +1,4 @@
-"""Benchmark the dedup measurement core (``memory_assets.core.dedup``).
+"""Benchmark the dedup measurement core (``memory_assets.core.audit.dedup``).
 
 Run from the repository root::
 
@@ -31,14 +31,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_assets.core.daily_log import LogFact  # noqa: E402
-from memory_assets.core.dedup import (  # noqa: E402
+from memory_assets.core.audit.dedup import (  # noqa: E402
     DEFAULT_THRESHOLDS,
     measure_backlog,
     measure_redundancy,
     threshold_key,
     token_set_near_pairs,
 )
+from memory_assets.core.capture.daily_log import LogFact  # noqa: E402
 from memory_assets.core.text import fold  # noqa: E402
 
 DIM = 384

@@ -33,13 +33,13 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _store(settings: Settings) -> Any:
-    from memory_assets.core.store import MemoryStore
+    from memory_assets.core.index.store import MemoryStore
 
     return MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
 
 
 def _embedder(settings: Settings) -> Any:
-    from memory_assets.core.embedder import shared_embedder
+    from memory_assets.core.index.embedder import shared_embedder
 
     return shared_embedder(settings.embedding_model)
 
@@ -53,7 +53,7 @@ def cmd_init(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.indexer import Indexer
+    from memory_assets.core.index.indexer import Indexer
 
     settings = _settings(args)
     settings.require_initialised()
@@ -73,7 +73,7 @@ def _hit_dict(hit: Any) -> dict[str, Any]:
 
 
 def cmd_search(args: argparse.Namespace) -> Any:
-    from memory_assets.core.retrieval import search
+    from memory_assets.core.index.retrieval import search
 
     settings = _settings(args)
     settings.require_initialised()
@@ -115,7 +115,7 @@ def cmd_status(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_dedup_report(args: argparse.Namespace) -> Any:
-    from memory_assets.core.measurement import measure_home, write_measurement
+    from memory_assets.core.audit.measurement import measure_home, write_measurement
 
     settings = _settings(args)
     settings.require_initialised()

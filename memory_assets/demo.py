@@ -14,9 +14,9 @@ import os
 import sys
 from datetime import UTC, date, datetime, timedelta
 
-from memory_assets.core.daily_log import LogFact, append_facts, list_logs
+from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.home import home_status, init_home
-from memory_assets.core.retrieval import search
+from memory_assets.core.index.retrieval import search
 from memory_assets.settings import Settings
 
 DEMO_FACTS: list[tuple[str, str]] = [
@@ -125,7 +125,7 @@ def main() -> int:
             indent=2,
         )
     )
-    from memory_assets.core.embedder import shared_embedder
+    from memory_assets.core.index.embedder import shared_embedder
 
     query = "how often should I drink water?"
     print(f"search: {query!r}")

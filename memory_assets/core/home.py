@@ -2,11 +2,11 @@
 
 from pathlib import Path
 
-from memory_assets.core.daily_log import list_logs
-from memory_assets.core.store import MemoryStore
-from memory_assets.core.tombstones import read_tombstones
-from memory_assets.core.vault import bootstrap_vault, list_pages
-from memory_assets.core.watermark import read_watermark
+from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.knowledge.vault import bootstrap_vault, list_pages
+from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.settings import Settings
 
 

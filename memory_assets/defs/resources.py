@@ -3,8 +3,8 @@
 import dagster as dg
 from pydantic import PrivateAttr
 
-from memory_assets.core.embedder import Embedder, shared_embedder
-from memory_assets.core.store import MemoryStore
+from memory_assets.core.index.embedder import Embedder, shared_embedder
+from memory_assets.core.index.store import MemoryStore
 from memory_assets.settings import Settings
 
 

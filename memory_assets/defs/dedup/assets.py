@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from memory_assets.core.dedup import threshold_key
-from memory_assets.core.measurement import measure_home, write_measurement
+from memory_assets.core.audit.dedup import threshold_key
+from memory_assets.core.audit.measurement import measure_home, write_measurement
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.resources import MemoryHomeResource

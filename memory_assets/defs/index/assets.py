@@ -4,8 +4,8 @@ from datetime import date
 
 import dagster as dg
 
-from memory_assets.core.indexer import FileResult, Indexer, SweepResult
-from memory_assets.core.rows import FilePlan
+from memory_assets.core.index.indexer import FileResult, Indexer, SweepResult
+from memory_assets.core.index.rows import FilePlan
 from memory_assets.defs.index.external import (
     consolidation_log,
     core_files,

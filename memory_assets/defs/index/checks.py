@@ -2,9 +2,9 @@
 
 import dagster as dg
 
-from memory_assets.core.indexer import MAX_FRAGMENTS
+from memory_assets.core.index.indexer import MAX_FRAGMENTS
+from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.text import normalise
-from memory_assets.core.tombstones import read_tombstones
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.resources import MemoryHomeResource
 

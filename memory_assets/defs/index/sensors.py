@@ -14,10 +14,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_assets.core.daily_log import list_logs
-from memory_assets.core.indexer import Indexer
-from memory_assets.core.rows import CORE_FILES
-from memory_assets.core.vault import list_pages
+from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.rows import CORE_FILES
+from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.defs.index.external import (
     consolidation_log,
     core_files,

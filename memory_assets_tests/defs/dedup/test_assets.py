@@ -5,7 +5,7 @@ from datetime import date
 import dagster as dg
 import polars as pl
 
-from memory_assets.core.indexer import Indexer
+from memory_assets.core.index.indexer import Indexer
 from memory_assets.definitions import defs
 from memory_assets.defs.dedup.assets import dedup_report
 from memory_assets.defs.index.assets import INDEX_ASSETS

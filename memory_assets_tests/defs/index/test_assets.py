@@ -4,8 +4,8 @@ from datetime import date
 
 import dagster as dg
 
-from memory_assets.core.indexer import Indexer
-from memory_assets.core.tombstones import append_tombstone
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
 from memory_assets.defs.index.checks import fragments_bounded, ids_unique, no_tombstoned_content
 from memory_assets.defs.index.external import EXTERNAL_ASSETS

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_assets.core.store import MemoryStore
+from memory_assets.core.index.store import MemoryStore
 from memory_assets.settings import Settings
 from memory_assets_tests.conftest import write_facts
 

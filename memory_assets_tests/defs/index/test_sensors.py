@@ -6,8 +6,8 @@ from datetime import date
 
 import dagster as dg
 
-from memory_assets.core.tombstones import append_tombstone
-from memory_assets.core.watermark import append_ingest_entry
+from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.defs.index.sensors import daily_log_sensor, vault_sensor
 from memory_assets.defs.resources import MemoryHomeResource
 from memory_assets.settings import Settings

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from memory_assets.core import dedup
-from memory_assets.core.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
+from memory_assets.core.audit import dedup
+from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
 from memory_assets.settings import Settings
 
 

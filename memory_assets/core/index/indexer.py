@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_assets.core.daily_log import list_logs, locked
-from memory_assets.core.embedder import Embedder
-from memory_assets.core.index_state import IndexState
-from memory_assets.core.rows import (
+from memory_assets.core.capture.daily_log import list_logs, locked
+from memory_assets.core.index.embedder import Embedder
+from memory_assets.core.index.index_state import IndexState
+from memory_assets.core.index.rows import (
     ARCHIVE,
     CORE_FILE,
     CORE_FILES,
@@ -33,10 +33,10 @@ from memory_assets.core.rows import (
     plan_core_file,
     plan_page,
 )
-from memory_assets.core.store import MemoryStore, VectorWidthMismatch
-from memory_assets.core.tombstones import Tombstones, read_tombstones
-from memory_assets.core.vault import list_pages
-from memory_assets.core.watermark import read_watermark
+from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
+from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
+from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.settings import Settings
 
 BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index

@@ -4,7 +4,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_assets.core.daily_log import (
+from memory_assets.core.capture.daily_log import (
     LogFact,
     append_facts,
     format_fact_line,

@@ -1,8 +1,8 @@
 import json
 from datetime import date
 
-from memory_assets.core.indexer import Indexer
-from memory_assets.core.retrieval import search
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.retrieval import search
 from memory_assets.settings import Settings
 from memory_assets_tests.conftest import write_facts
 

@@ -13,12 +13,12 @@ from datetime import UTC, date, datetime
 from functools import cached_property
 from pathlib import Path
 
-from memory_assets.core.chunking import chunk_paragraphs, parse_page, split_memory_md
-from memory_assets.core.daily_log import read_daily_log
-from memory_assets.core.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
+from memory_assets.core.capture.daily_log import read_daily_log
+from memory_assets.core.knowledge.chunking import chunk_paragraphs, parse_page, split_memory_md
+from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
+from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.text import normalise, sha256_text, stable_id
 from memory_assets.core.textfile import read_text
-from memory_assets.core.tombstones import Tombstones
 
 ARCHIVE = "archive_log"
 NOTEBOOK = "notebook"

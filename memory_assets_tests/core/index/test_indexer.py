@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from memory_assets.core.embedder import Embedder, EmbedderError
-from memory_assets.core.indexer import Indexer
-from memory_assets.core.rows import ARCHIVE, CORE_FILE, NOTEBOOK
-from memory_assets.core.store import MemoryStore, VectorWidthMismatch, quote
-from memory_assets.core.tombstones import append_tombstone
-from memory_assets.core.watermark import append_ingest_entry
+from memory_assets.core.index.embedder import Embedder, EmbedderError
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.rows import ARCHIVE, CORE_FILE, NOTEBOOK
+from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch, quote
+from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 

@@ -12,8 +12,7 @@ import polars as pl
 import pytest
 from rapidfuzz import fuzz, process
 
-from memory_assets.core.daily_log import LogFact
-from memory_assets.core.dedup import (
+from memory_assets.core.audit.dedup import (
     BacklogResult,
     clusters_frame,
     dedup_report,
@@ -25,6 +24,7 @@ from memory_assets.core.dedup import (
     threshold_key,
     token_set_near_pairs,
 )
+from memory_assets.core.capture.daily_log import LogFact
 from memory_assets.core.text import fold
 
 THRESHOLDS = (0.995, 0.95, 0.92)
@@ -433,7 +433,7 @@ def test_report_json_shape() -> None:
 
 def test_core_does_not_import_dagster_or_lancedb() -> None:
     code = (
-        "import sys, memory_assets.core.dedup\n"
+        "import sys, memory_assets.core.audit.dedup\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('dagster', 'lancedb')]\n"
         "assert not bad, bad\n"
     )

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from rapidfuzz import fuzz, process
 from scipy.sparse.csgraph import connected_components
 
-from memory_assets.core.daily_log import LogFact, list_logs, read_daily_log
+from memory_assets.core.capture.daily_log import LogFact, list_logs, read_daily_log
 from memory_assets.core.text import fold, normalise
 
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.995, 0.95, 0.92)

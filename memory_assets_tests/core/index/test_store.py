@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from memory_assets.core.indexer import Indexer
-from memory_assets.core.store import MemoryStore, StoreError, quote
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.store import MemoryStore, StoreError, quote
 from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 

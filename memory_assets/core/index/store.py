@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from memory_assets.core.rows import INDEXED_SOURCE_TYPES, IndexRow
+from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
 
 TABLE_ID_KEY = b"memory_assets.table_id"
 MODEL_KEY = b"memory_assets.embedding_model"

@@ -4,10 +4,10 @@ import json
 from datetime import date
 from pathlib import Path
 
-from memory_assets.core.index_state import IndexState
-from memory_assets.core.tombstones import append_tombstone, read_tombstones
-from memory_assets.core.vault import ZONES, bootstrap_vault, list_pages
-from memory_assets.core.watermark import append_ingest_entry, read_last_lint_date, read_watermark
+from memory_assets.core.index.index_state import IndexState
+from memory_assets.core.knowledge.tombstones import append_tombstone, read_tombstones
+from memory_assets.core.knowledge.vault import ZONES, bootstrap_vault, list_pages
+from memory_assets.core.knowledge.watermark import append_ingest_entry, read_last_lint_date, read_watermark
 
 
 def test_tombstones_normalise_append_and_read(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from datetime import date
 
 import pytest
 
-from memory_assets.core.importance import (
+from memory_assets.core.knowledge.importance import (
     Lifecycle,
     chunk_importance,
     confirmation_count,

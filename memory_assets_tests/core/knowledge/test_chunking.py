@@ -1,4 +1,4 @@
-from memory_assets.core.chunking import chunk_paragraphs, parse_page, split_memory_md
+from memory_assets.core.knowledge.chunking import chunk_paragraphs, parse_page, split_memory_md
 
 
 def test_paragraphs_merge_up_to_the_limit() -> None:

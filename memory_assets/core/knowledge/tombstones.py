@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_assets.core.daily_log import locked
+from memory_assets.core.capture.daily_log import locked
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 

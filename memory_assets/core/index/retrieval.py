@@ -17,9 +17,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_assets.core.daily_log import locked
-from memory_assets.core.embedder import Embedder
-from memory_assets.core.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
+from memory_assets.core.capture.daily_log import locked
+from memory_assets.core.index.embedder import Embedder
+from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
 
 SEMANTIC_WEIGHT = 0.7
 FTS_WEIGHT = 0.3

@@ -13,7 +13,7 @@ import re
 from datetime import date
 from pathlib import Path
 
-from memory_assets.core.daily_log import locked
+from memory_assets.core.capture.daily_log import locked
 from memory_assets.core.textfile import read_text
 
 WATERMARK_RE = re.compile(r"watermark=(\d{4}-\d{2}-\d{2})")

@@ -14,7 +14,7 @@ from datetime import date
 import frontmatter
 import yaml
 
-from memory_assets.core.importance import Lifecycle, normalise_status, parse_stale_after
+from memory_assets.core.knowledge.importance import Lifecycle, normalise_status, parse_stale_after
 
 MAX_CHUNK_CHARS = 1200
 GENERATED_OPEN = "<!-- memory:generated -->"

@@ -1,0 +1,1 @@
+"""The capture tier: append-only daily logs (and, later, transcripts and confirmations)."""
