@@ -18,8 +18,9 @@ Precedence, highest first: explicit arguments, environment variables, profile de
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -43,6 +44,12 @@ class Settings:
     user_id: str = "default-user"
     embedding_model: str = "default"
     table_name: str = "archival_memories"
+    # An OpenAI-compatible embeddings endpoint (``.../v1``); unset = the local sentence-transformers model.
+    embedding_url: str | None = None
+    embedding_api_key: str | None = field(default=None, repr=False)
+    recall_log_max_bytes: int = 5_000_000  # the recall log rotates (one previous file kept) past this size
+    version_retention_days: float = 1.0  # optimize prunes table versions older than this
+    search_max_chars: int = 2000  # a hit's content is cut to this many characters (``truncated: true``)
 
     @property
     def archive_dir(self) -> Path:
@@ -120,7 +127,31 @@ class Settings:
             embedding_model=overrides.get("embedding_model")
             or env.get("MEMORY_EMBEDDING_MODEL")
             or "default",
+            embedding_url=overrides.get("embedding_url") or env.get("MEMORY_EMBEDDING_URL") or None,
+            embedding_api_key=env.get("MEMORY_EMBEDDING_API_KEY") or env.get("OPENAI_API_KEY") or None,
+            recall_log_max_bytes=_number(env, overrides, "MEMORY_RECALL_LOG_MAX_BYTES", 5_000_000, int),
+            version_retention_days=_number(env, overrides, "MEMORY_VERSION_RETENTION_DAYS", 1.0, float),
+            search_max_chars=_number(env, overrides, "MEMORY_SEARCH_MAX_CHARS", 2000, int),
         )
+
+
+def _number(
+    env: Mapping[str, str], overrides: Mapping[str, str], name: str, default: float, kind: type
+) -> Any:
+    """A positive number from an override (keyed by the setting's name) or the environment."""
+    key = name.removeprefix("MEMORY_").lower()
+    raw = overrides.get(key) or env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise SettingsError(
+            f"{name}={raw!r} is not a {kind.__name__}; set a positive number or unset it"
+        ) from None
+    if value <= 0:
+        raise SettingsError(f"{name}={raw!r} must be positive; set a positive number or unset it")
+    return value
 
 
 def _suzent_volumes(root: Path) -> list[str]:

@@ -14,14 +14,13 @@ cannot carry (newlines, a ``]`` in a category, whitespace inside a tag, content 
 in a backtick span) so that everything it writes parses back to exactly what it wrote.
 """
 
-import fcntl
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from memory_assets.core.durable import append_durable
 from memory_assets.core.textfile import read_text
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
@@ -139,25 +138,13 @@ def format_fact_line(fact: LogFact) -> str:
     return line
 
 
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on ``<path>.lock``, the lock every appender takes."""
-    lock_path = path.with_name(path.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def append_facts(
     archive_dir: Path, chat_id: str, facts: Iterable[LogFact], now: datetime | None = None
 ) -> Path | None:
     """Append one conversation block to today's (UTC) log; create the log with its H1 if new.
 
-    Append-only: the file is opened in append mode under the appenders' lock and never rewritten.
+    Append-only and durable: the block is appended under the log's writers' lock and fsync'd
+    before this returns (``durable.append_durable``); the file is never rewritten.
     Returns the log's path, or None when there was nothing to write.
     """
     now = now or datetime.now(UTC)
@@ -168,12 +155,7 @@ def append_facts(
     path = archive_dir / f"{day}.md"
     archive_dir.mkdir(parents=True, exist_ok=True)
     block = f"\n## {now.astimezone(UTC):%H:%M} — {chat_id[:8]}\n\n" + "\n".join(lines) + "\n"
-    with locked(path):
-        new = not path.exists() or path.stat().st_size == 0
-        with open(path, "a", encoding="utf-8") as fh:
-            if new:
-                fh.write(f"# Daily Log - {day}\n")
-            fh.write(block)
+    append_durable(path, block, header=f"# Daily Log - {day}\n")
     return path
 
 

@@ -4,18 +4,23 @@ Keys are ``label:filename`` (never an absolute path, so a synced directory canno
 between machines). The digest is of the rows a file should produce, so a touch without a change,
 or a change that does not alter the rows, costs no index work. State of any other version (the
 assistant's flat ``{absolute path: mtime}`` file) is discarded, which costs one full reindex; so
-is state recorded against another table (a rebuilt or replaced index).
+is state recorded against another table (a rebuilt or replaced index). State written by a NEWER
+version of memory-assets is refused with a message, never silently overwritten.
 
 The state is only a fast path: the indexer's per-file diff against the table is the truth.
 """
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_assets.core.durable import write_atomic
+
 STATE_VERSION = 2
+
+
+class StateVersionError(RuntimeError):
+    """A state file written by a newer memory-assets than this one."""
 
 
 @dataclass
@@ -32,7 +37,14 @@ class IndexState:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             return cls(table=table_id, discarded=f"{path}: unreadable ({exc}); rebuilt from the files")
-        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        version = data.get("version") if isinstance(data, dict) else None
+        if isinstance(version, int) and version > STATE_VERSION:
+            raise StateVersionError(
+                f"{path}: index state version {version} was written by a newer memory-assets (this one "
+                f"reads version {STATE_VERSION}). Upgrade memory-assets, or delete the file to rebuild it "
+                "(costs one full reindex, nothing is lost)."
+            )
+        if version != STATE_VERSION:
             return cls(
                 table=table_id, discarded=f"{path}: pre-v{STATE_VERSION} state discarded (one full reindex)"
             )
@@ -42,13 +54,10 @@ class IndexState:
         return cls(table=table_id, files=dict(files) if isinstance(files, dict) else {})
 
     def save(self, path: Path) -> None:
-        """Write atomically (temp file + rename), so a crash leaves the old or the new state."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps({"version": STATE_VERSION, "table": self.table, "files": self.files}, indent=2)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
+        """Write atomically and durably, so a crash leaves the old or the new state."""
+        write_atomic(
+            path, json.dumps({"version": STATE_VERSION, "table": self.table, "files": self.files}, indent=1)
+        )
 
 
 def state_key(label: str, filename: str) -> str:

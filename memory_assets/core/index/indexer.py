@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_assets.core.capture.daily_log import list_logs, locked
+from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.durable import file_lock
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.rows import (
@@ -205,7 +206,7 @@ class Indexer:
             warnings=list(plan.warnings),
         )
         try:
-            existing = self.store.existing(plan.source_type, plan.filename)
+            existing, _copies = self.store.existing(plan.source_type, plan.filename)
         except Exception as exc:  # the diff query failed: fall back to a full replace of this file
             result.warnings.append(f"{plan.key}: diff query failed ({exc}); replaced the file's rows in full")
             self._replace(plan, result)
@@ -397,7 +398,7 @@ class Indexer:
         path: Path = self.settings.index_state_path
         if not path.parent.is_dir():
             return
-        with locked(path):
+        with file_lock(path):
             state = IndexState.load(path, self.store.table_id)
             if replace:
                 state.files = {}

@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_assets.core.capture.daily_log import locked
+from memory_assets.core.durable import append_durable
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
 
@@ -185,7 +185,6 @@ def log_recalls(path: Path, hits: Sequence[Hit]) -> None:
             + "\n"
             for h in hits
         )
-        with locked(path), open(path, "a", encoding="utf-8") as fh:
-            fh.write(lines)
+        append_durable(path, lines)
     except OSError:
         pass

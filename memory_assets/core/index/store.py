@@ -10,7 +10,10 @@ The table's schema metadata records a table id (so indexer state recorded agains
 is discarded) and the embedding model and width that produced its vectors (so a model change is
 a clear error naming the fix, never silently mixed vectors).
 
-Only the indexer writes through this class (invariant 2); retrieval only reads.
+Only the indexer writes through this class (invariant 2); retrieval only reads. Reads never
+write: opening an assistant-era table (no first-class columns) leaves it exactly as it is. Reads
+that need the new columns raise ``LegacyTableError`` naming ``memory-assets migrate``; migrating is
+an explicit step the indexer owns (``reindex`` and ``migrate`` run it).
 """
 
 import json
@@ -49,6 +52,10 @@ class StoreError(RuntimeError):
 
 class VectorWidthMismatch(StoreError):
     """The table's vectors come from another model or width than the configured embedder."""
+
+
+class LegacyTableError(StoreError):
+    """The table is still in the assistant's format; this operation needs it migrated first."""
 
 
 def quote(value: str) -> str:
@@ -98,6 +105,8 @@ class TableStats:
     version: int
     bytes: int
     indices: list[str]
+    versions: int = 0  # versions kept on disk (optimize prunes those older than the retention)
+    legacy: bool = False  # still in the assistant's format (needs `memory-assets migrate`)
 
 
 class MemoryStore:
@@ -122,14 +131,26 @@ class MemoryStore:
         return self.table_name in self.db.list_tables(limit=10_000).tables
 
     def table(self) -> Any | None:
-        """The table, or None when nothing has been indexed yet (reads never create it)."""
+        """The table, or None when nothing has been indexed yet (reads never create or change it)."""
         if self._table is None and self.exists():
             self._table = self.db.open_table(self.table_name)
-            if "source_type" not in self._table.schema.names:
-                self._migrate_legacy_table()
         elif self._table is not None:
             self._table.checkout_latest()
         return self._table
+
+    def is_legacy(self) -> bool:
+        """True for an assistant-era table: no first-class columns until ``migrate()`` runs."""
+        table = self.table()
+        return table is not None and "source_type" not in table.schema.names
+
+    def require_current(self, what: str) -> None:
+        """Raise a clear error when ``what`` needs the migrated schema and the table has not got it."""
+        if self.is_legacy():
+            raise LegacyTableError(
+                f"{what} needs the index table {self.table_name} at {self.uri} migrated from the "
+                "assistant's format; reads never change a table. Run `memory-assets migrate` (or "
+                "`memory-assets reindex`, which migrates first)."
+            )
 
     @property
     def table_id(self) -> str | None:
@@ -163,8 +184,20 @@ class MemoryStore:
         table = self.table()
         if table is None:
             table = self._create(model, dim)
+        self.require_current("writing the index")
         self.check_compatible(model, dim)
         return table
+
+    def check_query_width(self, dim: int) -> None:
+        """A query vector must be as wide as the table's vectors (a model change needs a rebuild)."""
+        width = self.vector_width()
+        if width is not None and width != dim:
+            raise VectorWidthMismatch(
+                f"index table {self.table_name} at {self.uri} holds {width}-wide vectors from model "
+                f"{self.model() or 'unknown'!r}, but the configured embedding model produces {dim}-wide "
+                "vectors. Configure the model the index was built with, or rebuild the index for this "
+                "model with `memory-assets reindex --full`."
+            )
 
     def _create(self, model: str, dim: int) -> Any:
         table = self.db.create_table(
@@ -189,9 +222,12 @@ class MemoryStore:
         self._table = None
         self._create(model, dim)
 
-    def _migrate_legacy_table(self) -> None:
+    def migrate(self) -> bool:
         """Give an assistant-era table (no first-class columns) our schema, deriving the new columns
-        from each row's metadata JSON. The old version stays in the table's history."""
+        from each row's metadata JSON. The old version stays in the table's history. Only the
+        indexer calls this, under its exclusive table lock. Returns whether anything changed."""
+        if not self.is_legacy():
+            return False
         old = self._table.to_arrow()
         width = old.schema.field("vector").type.list_size
         meta = (
@@ -221,6 +257,7 @@ class MemoryStore:
         migrated = pa.table(columns, schema=target)
         self._table = self.db.create_table(self.table_name, data=migrated, mode="overwrite")
         _create_scalar_indexes(self._table, replace=True)
+        return True
 
     # -- reading ---------------------------------------------------------------------------------
     def _source_where(self, source_type: str, source_file: str) -> str:
@@ -229,10 +266,13 @@ class MemoryStore:
             f"AND source_file = {quote(source_file)}"
         )
 
-    def existing(self, source_type: str, source_file: str) -> dict[str, Existing]:
+    def existing(self, source_type: str, source_file: str) -> tuple[dict[str, Existing], dict[str, int]]:
+        """The rows stored for one file, by id, and how many copies of each id there are when an id
+        is stored more than once (a table damaged by an earlier concurrent writer)."""
         table = self.table()
         if table is None:
-            return {}
+            return {}, {}
+        self.require_current("the indexer's diff")
         data = (
             table.search()
             .where(self._source_where(source_type, source_file))
@@ -241,6 +281,7 @@ class MemoryStore:
             .to_arrow()
         )
         out: dict[str, Existing] = {}
+        copies: dict[str, int] = {}
         cols = {name: data.column(name).to_pylist() for name in ("id", *SCALAR_COLUMNS, "created_at")}
         vectors = data.column("vector").to_numpy(zero_copy_only=False) if data.num_rows else []
         for i, row_id in enumerate(cols["id"]):
@@ -248,14 +289,18 @@ class MemoryStore:
                 round(cols[c][i], 6) if c == "importance" and cols[c][i] is not None else cols[c][i]
                 for c in SCALAR_COLUMNS
             )
+            if row_id in out:
+                copies[row_id] = copies.get(row_id, 1) + 1
+                continue
             out[row_id] = Existing(scalars, np.asarray(vectors[i], dtype=np.float32), cols["created_at"][i])
-        return out
+        return out, copies
 
     def ids(self, source_type: str, source_file: str) -> set[str]:
         """The ids stored for one file (no vectors read): what the row checks compare."""
         table = self.table()
         if table is None:
             return set()
+        self.require_current("comparing a file's rows")
         data = table.search().where(self._source_where(source_type, source_file)).select(["id"]).limit(None)
         return set(data.to_arrow().column("id").to_pylist())
 
@@ -270,6 +315,7 @@ class MemoryStore:
         table = self.table()
         if table is None:
             return set()
+        self.require_current("listing the indexed files")
         data = (
             table.search()
             .where(f"user_id = {quote(self.user_id)} AND source_type IN ({_in(source_types)})")
@@ -282,28 +328,29 @@ class MemoryStore:
         )
 
     def contents(self, where: str | None = None) -> list[tuple[str, str, str | None]]:
-        """(id, content, source_type) of every row (optionally filtered): for audits and checks."""
+        """(id, content, source_type) of every row (optionally filtered): for audits and checks.
+        Works on an assistant-era table too, whose rows have no source_type yet (None)."""
         table = self.table()
         if table is None:
             return []
-        query = table.search().select(["id", "content", "source_type"]).limit(None)
+        legacy = self.is_legacy()
+        query = table.search().select(["id", "content"] if legacy else ["id", "content", "source_type"])
+        query = query.limit(None)
         if where:
             query = query.where(where)
         data = query.to_arrow()
-        return list(
-            zip(
-                data.column("id").to_pylist(),
-                data.column("content").to_pylist(),
-                data.column("source_type").to_pylist(),
-                strict=True,
-            )
-        )
+        ids, texts = data.column("id").to_pylist(), data.column("content").to_pylist()
+        types = [None] * len(ids) if legacy else data.column("source_type").to_pylist()
+        return list(zip(ids, texts, types, strict=True))
 
     def scan(self, columns: Sequence[str], where: str | None = None) -> pa.Table:
         """Selected columns of every row (vectors included when asked), as one Arrow table."""
         table = self.table()
         if table is None:
             return pa.table({c: pa.array([], pa.string()) for c in columns})
+        missing = [c for c in columns if c not in table.schema.names]
+        if missing:
+            self.require_current(f"reading column(s) {', '.join(missing)}")
         query = table.search().select(list(columns)).limit(None)
         if where:
             query = query.where(where)
@@ -319,7 +366,13 @@ class MemoryStore:
         total = s.total_bytes if hasattr(s, "total_bytes") else s["total_bytes"]
         rows = s.num_rows if hasattr(s, "num_rows") else s["num_rows"]
         return TableStats(
-            int(rows), int(fragments), int(table.version), int(total), [i.name for i in table.list_indices()]
+            int(rows),
+            int(fragments),
+            int(table.version),
+            int(total),
+            [i.name for i in table.list_indices()],
+            versions=len(table.list_versions()),
+            legacy="source_type" not in table.schema.names,
         )
 
     def version(self) -> int:
@@ -390,12 +443,16 @@ class MemoryStore:
             return 2
         return 1
 
-    def optimize(self, ann_threshold: int = ANN_ROW_THRESHOLD) -> dict[str, object]:
-        """Compact fragments, fold new rows into the indexes, prune old versions (older than a day,
-        so concurrent readers keep working), and build the ANN index once the table is large."""
+    def optimize(
+        self, retention: timedelta = timedelta(days=1), ann_threshold: int = ANN_ROW_THRESHOLD
+    ) -> dict[str, object]:
+        """Compact fragments, fold new rows into the indexes, prune versions older than ``retention``
+        (not zero, so concurrent readers keep working), and build the ANN index once the table is
+        large. Failures raise: an index that is never compacted grows without bound."""
         table = self.table()
         if table is None:
             return {"ann_built": False}
+        self.require_current("optimize")
         built = False
         indexed = {tuple(i.columns) for i in table.list_indices()}
         if ("user_id",) not in indexed:  # tables created before the user_id index existed
@@ -411,7 +468,7 @@ class MemoryStore:
                 "vector", config=IvfHnswSq(distance_type="cosine", num_partitions=ANN_PARTITIONS)
             )
             built = True
-        table.optimize(cleanup_older_than=timedelta(days=1))
+        table.optimize(cleanup_older_than=retention)
         return {"ann_built": built}
 
     def _per_version(self, name: str, compute: Any) -> Any:

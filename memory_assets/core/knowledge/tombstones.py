@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_assets.core.capture.daily_log import locked
+from memory_assets.core.durable import append_durable
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 
@@ -53,7 +53,5 @@ def append_tombstone(path: Path, content: str) -> str:
     value = normalise(content)
     if not value:
         raise ValueError("cannot tombstone empty content")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path), open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"content": value}, ensure_ascii=False) + "\n")
+    append_durable(path, json.dumps({"content": value}, ensure_ascii=False) + "\n")
     return value

@@ -13,7 +13,7 @@ import re
 from datetime import date
 from pathlib import Path
 
-from memory_assets.core.capture.daily_log import locked
+from memory_assets.core.durable import append_durable
 from memory_assets.core.textfile import read_text
 
 WATERMARK_RE = re.compile(r"watermark=(\d{4}-\d{2}-\d{2})")
@@ -43,8 +43,7 @@ def read_last_lint_date(log_md: Path) -> date | None:
 
 
 def _append(log_md: Path, entry: str) -> None:
-    with locked(log_md), open(log_md, "a", encoding="utf-8") as fh:
-        fh.write("\n" + entry.rstrip() + "\n")
+    append_durable(log_md, "\n" + entry.rstrip() + "\n")
 
 
 def append_ingest_entry(log_md: Path, run_date: date, watermark: date) -> None:

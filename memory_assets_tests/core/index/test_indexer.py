@@ -92,13 +92,13 @@ def test_deleted_page_rows_disappear_and_page_edits_diff(settings: Settings, ind
     )
     status_only = indexer.sweep()
     assert (status_only.embedded, status_only.deleted) == (0, 0)  # same content: vector reused
-    assert [h for h in indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md").values()][0].scalars[
+    assert [h for h in indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md")[0].values()][0].scalars[
         5
     ] == 0.1
     page.unlink()
     gone = indexer.sweep()
     assert gone.deleted == 1
-    assert indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md") == {}
+    assert indexer.store.existing(NOTEBOOK, "2_Wiki/Concepts/O'Brien.md") == ({}, {})
 
 
 def test_memory_md_zones_are_separate_rows(settings: Settings, indexer: Indexer) -> None:
@@ -107,7 +107,7 @@ def test_memory_md_zones_are_separate_rows(settings: Settings, indexer: Indexer)
         "<!-- verified: human:alice at 2026-08-01T00:00:00Z -->\nMy name is Alice.\n"
     )
     indexer.sweep()
-    rows = indexer.store.existing(CORE_FILE, "MEMORY.md")
+    rows, _ = indexer.store.existing(CORE_FILE, "MEMORY.md")
     by_content = {e.scalars[0]: e.scalars[5] for e in rows.values()}
     assert by_content == {"## Profile\n- Lives in Lisbon": 0.5, "My name is Alice.": 0.9}
 
@@ -172,7 +172,7 @@ def test_full_reindex_drops_rows_of_files_that_no_longer_exist(settings: Setting
 class DiffQueryFails(MemoryStore):
     """Fault injection: the real store, except that the per-file diff query errors out."""
 
-    def existing(self, source_type: str, source_file: str) -> dict:  # type: ignore[override]
+    def existing(self, source_type: str, source_file: str) -> tuple:  # type: ignore[override]
         raise OSError("simulated LanceDB read failure")
 
 

@@ -53,6 +53,7 @@ def test_assistant_table_is_migrated_and_its_indexer_rows_replaced(
 ) -> None:
     assistant_table(settings)
     store = MemoryStore(settings.index_uri)
+    assert store.is_legacy() and store.migrate() and not store.is_legacy()
     assert store.count("source_type = 'archive_log'") == 1
     assert store.count("source_type IS NULL") == 1  # the legacy row keeps no source
     assert store.table_id is not None

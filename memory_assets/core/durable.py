@@ -1,0 +1,157 @@
+"""Durable files and the writers' locks, in one place: every writer of the memory home uses them.
+
+* ``append_durable``: an append under the file's writers' lock, flushed and fsync'd before it
+  returns (and the directory fsync'd when the append created the file), so an acknowledged write
+  survives a crash of the process or the machine.
+* ``write_atomic``: temp file in the same directory, fsync, rename over the target, directory
+  fsync. A reader sees the old file or the new one, never a torn one.
+* ``file_lock(path)``: the writers' lock of one file. Every appender and every read-modify-write
+  of that file takes it, in every process (CLI, library, Dagster runs, the assistant).
+* ``named_lock(name, shared=...)``: a lock on anything else (an index key, the index table).
+
+Locks are ``flock`` locks on files in ONE directory, never among the user's markdown:
+``$MEMORY_LOCK_DIR``, else ``~/.cache/memory-assets/locks`` (else the temp dir when there is
+no writable home). A lock file is named by a hash of what it guards (the file's resolved path,
+or the name) plus a readable suffix. ``flock`` excludes across processes and, because each
+acquisition opens its own descriptor, across threads; a thread that already holds a lock may take
+it again (re-entrant), so a helper that locks can be called under the same lock.
+"""
+
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+LOCK_DIR_ENV = "MEMORY_LOCK_DIR"
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_held = threading.local()
+
+
+def lock_dir() -> Path:
+    """The one directory that holds every lock file (created on first use)."""
+    explicit = os.environ.get(LOCK_DIR_ENV)
+    if explicit:
+        path = Path(explicit).expanduser()
+    else:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        path = cache / "memory-assets" / "locks"
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            path = Path(tempfile.gettempdir()) / f"memory-assets-locks-{os.getuid()}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _lock_path(name: str) -> Path:
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:20]
+    readable = _SAFE.sub("_", name)[-60:].strip("_")
+    return lock_dir() / f"{digest}-{readable}.lock"
+
+
+def _counts() -> dict[str, tuple[int, bool]]:
+    if not hasattr(_held, "counts"):
+        _held.counts = {}
+    return _held.counts
+
+
+@contextmanager
+def named_lock(name: str, shared: bool = False) -> Iterator[None]:
+    """An exclusive (or shared) lock on ``name`` across processes and threads; re-entrant per thread."""
+    counts = _counts()
+    if name in counts:
+        depth, held_shared = counts[name]
+        if held_shared and not shared:
+            raise RuntimeError(f"lock {name!r} is held shared by this thread; it cannot be upgraded")
+        counts[name] = (depth + 1, held_shared)
+        try:
+            yield
+        finally:
+            counts[name] = (counts[name][0] - 1, held_shared)
+            if counts[name][0] == 0:
+                del counts[name]
+        return
+    path = _lock_path(name)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        counts[name] = (1, shared)
+        try:
+            yield
+        finally:
+            del counts[name]
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def file_lock(path: Path) -> AbstractContextManager[None]:
+    """The writers' lock of one file (by its resolved path)."""
+    return named_lock("file:" + str(Path(path).expanduser().resolve()))
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a create, rename or delete in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append_durable(path: Path, text: str, *, header: str | None = None) -> None:
+    """Append ``text`` to ``path`` under its writers' lock and fsync it before returning.
+
+    ``header`` is written first when the file is new or empty (a daily log's H1, say). The file
+    is opened in append mode and never rewritten; a new file's directory entry is fsync'd too.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path):
+        created = not path.exists()
+        with open(path, "a", encoding="utf-8") as fh:
+            if header is not None and fh.tell() == 0:
+                fh.write(header)
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if created:
+            fsync_dir(path.parent)
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace ``path`` with ``data``: temp file, fsync, rename, directory fsync.
+
+    The caller holds ``file_lock(path)`` when the new content was derived from the old
+    (read-modify-write); a plain replace needs no lock.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def replace_durable(path: Path, write: Callable[[Path], object]) -> None:
+    """Like ``write_atomic`` for writers that need a path (parquet): ``write(tmp_path)`` fills the temp
+    file, which is then fsync'd and renamed over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)

@@ -1,0 +1,60 @@
+"""Named failpoints at the step boundaries of writers, for fault-injection tests with real processes.
+
+Inert unless ``MEMORY_FAILPOINTS`` is set in the process's environment (a dict lookup per call
+otherwise). Its value is ``name=action`` pairs separated by ``;``:
+
+* ``kill``: the process SIGKILLs itself at that point (a crash: no cleanup, no finally blocks);
+* ``pause:/path/to/barrier``: create ``/path/to/barrier.reached``, then wait until
+  ``/path/to/barrier`` exists (a barrier a test releases, to interleave two real processes);
+* ``raise``: raise ``FailpointError``.
+
+Failpoints in the code (grep ``failpoint(``): ``index.planned`` (a file's plan made, before its
+lock), ``index.locked`` (the lock held and the plan re-made, before embedding),
+``index.embedded`` (vectors computed, nothing written), ``index.deleted`` (the delete
+committed, the add not yet).
+"""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+ENV = "MEMORY_FAILPOINTS"
+PAUSE_TIMEOUT_S = 300
+
+
+class FailpointError(RuntimeError):
+    pass
+
+
+def _actions() -> dict[str, str]:
+    raw = os.environ.get(ENV, "")
+    out = {}
+    for part in raw.split(";"):
+        name, sep, action = part.partition("=")
+        if sep and name.strip():
+            out[name.strip()] = action.strip()
+    return out
+
+
+def failpoint(name: str) -> None:
+    """Run the action configured for ``name``, if any."""
+    if ENV not in os.environ:
+        return
+    action = _actions().get(name)
+    if not action:
+        return
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "raise":
+        raise FailpointError(f"failpoint {name} raised")
+    elif action.startswith("pause:"):
+        barrier = Path(action.removeprefix("pause:"))
+        Path(f"{barrier}.reached").touch()
+        deadline = time.monotonic() + PAUSE_TIMEOUT_S
+        while not barrier.exists():
+            if time.monotonic() > deadline:
+                raise FailpointError(f"failpoint {name}: barrier {barrier} never released")
+            time.sleep(0.01)
+    else:
+        raise FailpointError(f"failpoint {name}: unknown action {action!r} (kill, raise, pause:PATH)")
