@@ -212,6 +212,7 @@ class MemoryStore:
         """Drop and recreate the table (a full reindex with a new model). Refuses to drop rows that
         no markdown file holds (legacy rows), since nothing could ever bring them back."""
         if self.exists():
+            self.require_current("rebuilding the table")
             legacy = self.count(f"source_type IS NULL OR source_type NOT IN ({_in(INDEXED_SOURCE_TYPES)})")
             if legacy:
                 raise StoreError(

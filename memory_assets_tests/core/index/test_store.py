@@ -67,6 +67,7 @@ def test_assistant_table_is_migrated_and_its_indexer_rows_replaced(
 def test_rebuilding_for_a_new_model_refuses_to_drop_legacy_rows(settings: Settings) -> None:
     assistant_table(settings, dim=8)
     store = MemoryStore(settings.index_uri)
+    store.migrate()
     with pytest.raises(StoreError, match="1 legacy row"):
         store.recreate("default", 384)
     assert store.count() == 2
