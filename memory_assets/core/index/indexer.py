@@ -34,7 +34,7 @@ from memory_assets.core.index.rows import (
     plan_core_file,
     plan_page,
 )
-from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
+from memory_assets.core.index.store import MAX_FRAGMENTS, MemoryStore, VectorWidthMismatch
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
@@ -42,7 +42,6 @@ from memory_assets.settings import Settings
 
 BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index
 OPTIMIZE_AFTER_ROWS = 1000  # a sweep that inserts this many rows compacts the table afterwards
-MAX_FRAGMENTS = 64  # past this many fragments reads slow down; a sweep that writes then compacts
 
 
 class IndexerError(RuntimeError):

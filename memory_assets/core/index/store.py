@@ -31,6 +31,11 @@ from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
 TABLE_ID_KEY = b"memory_assets.table_id"
 MODEL_KEY = b"memory_assets.embedding_model"
 ANN_ROW_THRESHOLD = 50_000
+# Bounds the maintenance keeps the table within (the table_bounded check fails past them): past
+# 64 fragments reads slow down; 2,000 versions is about 1,000 file reindexes within one retention
+# window, far above a busy day's.
+MAX_FRAGMENTS = 64
+MAX_VERSIONS = 2000
 ANN_PARTITIONS = 64
 LEGACY_SOURCE_TYPE = "legacy_direct"
 SCALAR_COLUMNS = (

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from memory_assets.core.index.indexer import MAX_FRAGMENTS
+from memory_assets.core.index.store import MAX_FRAGMENTS
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.text import normalise
 from memory_assets.defs.index.assets import archival_memories
