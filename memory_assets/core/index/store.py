@@ -24,8 +24,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
+from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
 
 TABLE_ID_KEY = b"memory_assets.table_id"
@@ -310,6 +312,17 @@ class MemoryStore:
         data = table.search().where(self._source_where(source_type, source_file)).select(["id"]).limit(None)
         return set(data.to_arrow().column("id").to_pylist())
 
+    def sources_with_duplicate_ids(self) -> set[tuple[str, str]]:
+        """(source_type, source_file) of every file with an id stored more than once: one scan of
+        two columns, so a sweep can find and repair damage its state would otherwise skip."""
+        table = self.table()
+        if table is None or self.is_legacy():
+            return set()
+        data = table.search().select(["id", "source_type", "source_file"]).limit(None).to_arrow()
+        frame = pl.from_arrow(data)
+        dupes = frame.filter(pl.col("id").is_duplicated()).select("source_type", "source_file").unique()
+        return {(t, f) for t, f in dupes.iter_rows() if t is not None and f is not None}
+
     def count(self, where: str | None = None) -> int:
         table = self.table()
         if table is None:
@@ -430,6 +443,7 @@ class MemoryStore:
         if ids:
             table.delete(f"id IN ({_in(ids)})")
             commits += 1
+            failpoint("index.deleted")
         if upsert_rows:
             data = self._arrow(table, upsert_rows, upsert_vectors, created)
             if insert_only:

@@ -38,6 +38,7 @@ def test_a_day_materialises_with_metadata_and_a_passing_check(settings: Settings
     assert isinstance(meta["seconds"].value, float)
     [check] = result.get_asset_check_evaluations()
     assert check.passed and check.metadata["stored_rows"].value == 2
+    assert check.partition == DAY.isoformat() and check.description  # shown per partition in the UI
 
     append_tombstone(settings.tombstones_path, "Drinks oat milk in coffee")
     again = materialize_day(settings, instance, DAY)
@@ -53,12 +54,13 @@ def test_the_row_check_fails_when_the_table_disagrees_with_the_log(
 ) -> None:
     write_facts(settings, DAY, "Prefers metric units in all answers")
     indexer = Indexer(settings, embedder=embedder)  # type: ignore[arg-type]
-    indexer.reindex_day(DAY)
+    result = indexer.reindex_day(DAY)
     from memory_assets.defs.index.assets import day_rows_check
 
     indexer.store.table().delete("source_type = 'archive_log'")  # someone bypassed the indexer
-    check = day_rows_check(indexer, indexer.plan_day(DAY))
+    check = day_rows_check(indexer, DAY, result)
     assert not check.passed and check.metadata["missing"].value == 1
+    assert check.metadata["partition"].value == DAY.isoformat() and "rematerialise" in check.description
 
 
 def test_files_assets_table_asset_and_checks(settings: Settings, embedder: object) -> None:
