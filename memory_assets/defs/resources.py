@@ -3,7 +3,7 @@
 import dagster as dg
 from pydantic import PrivateAttr
 
-from memory_assets.core.index.embedder import Embedder, shared_embedder
+from memory_assets.core.index.embedder import Embedder, HttpEmbedder, make_embedder
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.settings import Settings
 
@@ -25,16 +25,22 @@ class MemoryHomeResource(dg.ConfigurableResource):
 
 
 class EmbedderResource(dg.ConfigurableResource):
-    """sentence-transformers, loaded lazily on the first text that needs embedding (a run that
-    changes nothing never imports torch). ``model``: 'default' (the bundled all-MiniLM-L6-v2)
-    or a local model path; unset reads MEMORY_EMBEDDING_MODEL."""
+    """The embedder, built on the first text that needs embedding (constructing it loads no model
+    and calls no endpoint, so a run that changes nothing never imports torch).
+
+    Unset fields read the environment (``Settings.load``): ``url`` MEMORY_EMBEDDING_URL (an
+    OpenAI-compatible ``.../v1`` endpoint; unset = the local sentence-transformers model),
+    ``model`` MEMORY_EMBEDDING_MODEL ('default' = the bundled all-MiniLM-L6-v2, or a local model
+    path; with ``url``, the endpoint's model name), the key MEMORY_EMBEDDING_API_KEY or
+    OPENAI_API_KEY. ``batch_size`` unset: 32 texts per local batch, 64 per request."""
 
     model: str | None = None
-    batch_size: int = 32
-    _embedder: Embedder | None = PrivateAttr(default=None)
+    url: str | None = None
+    batch_size: int | None = None
+    _embedder: Embedder | HttpEmbedder | None = PrivateAttr(default=None)
 
-    def get(self) -> Embedder:
+    def get(self) -> Embedder | HttpEmbedder:
         if self._embedder is None:
-            model = self.model or Settings.load().embedding_model
-            self._embedder = shared_embedder(model, self.batch_size)
+            overrides = {k: v for k, v in (("embedding_model", self.model), ("embedding_url", self.url)) if v}
+            self._embedder = make_embedder(Settings.load(**overrides), self.batch_size)
         return self._embedder
