@@ -125,12 +125,12 @@ def main() -> int:
             indent=2,
         )
     )
-    from memory_assets.core.index.embedder import shared_embedder
+    from memory_assets.core.index.embedder import make_embedder
 
     query = "how often should I drink water?"
     print(f"search: {query!r}")
     store = defs.resources["memory"].store(settings)  # type: ignore[union-attr]
-    for hit in search(store, query, embedder=shared_embedder(settings.embedding_model), limit=3):
+    for hit in search(store, query, embedder=make_embedder(settings), settings=settings, limit=3):
         print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}")
     report = instance.get_latest_materialization_event(dg.AssetKey("dedup_report"))
     if report is not None and report.asset_materialization is not None:

@@ -92,6 +92,16 @@ def file_lock(path: Path) -> AbstractContextManager[None]:
     return named_lock("file:" + str(Path(path).expanduser().resolve()))
 
 
+def stat_signature(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime in ns): changes on every append, rewrite or atomic replace of a file,
+    so a reader can cache what it parsed from a file and re-read it only when this changes."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def fsync_dir(directory: Path) -> None:
     """Make a create, rename or delete in ``directory`` durable."""
     fd = os.open(directory, os.O_RDONLY)

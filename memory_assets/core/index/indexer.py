@@ -32,7 +32,7 @@ from typing import TypeVar
 import numpy as np
 
 from memory_assets.core.capture.daily_log import list_logs
-from memory_assets.core.durable import file_lock, named_lock
+from memory_assets.core.durable import file_lock, named_lock, stat_signature
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.index_state import IndexState
@@ -513,15 +513,6 @@ def _key(source_type: str, source_file: str) -> str | None:
     if source_type == CORE_FILE and source_file in CORE_FILES:
         return f"{CORE_FILES[source_file]}:{source_file}"
     return None
-
-
-def stat_signature(path: Path) -> tuple[int, int, int] | None:
-    """(inode, size, mtime in ns): changes on every append, rewrite or atomic replace of a file."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _label_group(label: str) -> str:

@@ -5,7 +5,19 @@ weights), where semantic is ``1 - cosine distance``, full_text is the BM25 score
 best score of the query, and recency is ``1 / (1 + age in days)`` of the FACT (its log date or
 the page's ``updated``), not of the last reindex. Without an embedder it is full-text only.
 
-The read path never writes to the index; the recall signal goes to ``.state/recall_log.jsonl``.
+What an assistant can rely on (docs/design.md §5):
+
+* near-duplicate hits (cosine >= 0.95 between returned rows) collapse into the best one, which
+  carries how many it absorbed (``duplicates``), so a fact repeated on many days cannot fill the
+  top k;
+* each content is cut to ``Settings.search_max_chars`` (``truncated: true`` when it was);
+* tombstoned content is filtered at query time, so forgetting is immediate, not up to the next
+  reindex;
+* an index that was never built, or is empty, raises ``EmptyIndexError`` naming ``reindex``;
+* a query vector of another width than the table's raises ``VectorWidthMismatch`` naming the fix.
+
+The read path never writes to the index and never migrates a table: an assistant-era table is
+searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotated by size).
 """
 
 import json
@@ -17,15 +29,24 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_assets.core.durable import append_durable
-from memory_assets.core.index.embedder import Embedder
-from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
+import numpy as np
+import pyarrow as pa
+
+from memory_assets.core.durable import stat_signature
+from memory_assets.core.index.embedder import TextEmbedder
+from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, quote
+from memory_assets.core.knowledge.recall_log import log_recalls
+from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.text import normalise
+from memory_assets.settings import Settings
 
 SEMANTIC_WEIGHT = 0.7
 FTS_WEIGHT = 0.3
 IMPORTANCE_WEIGHT = 0.2
 RECENCY_WEIGHT = 0.1
 CANDIDATE_FACTOR = 4
+DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
+DEFAULT_MAX_CHARS = 2000
 ANN_NPROBES = 20
 ANN_REFINE = 5
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
@@ -40,6 +61,11 @@ COLUMNS = [
     "importance",
     "category",
 ]
+LEGACY_COLUMNS = ["id", "content", "importance", "metadata", "created_at"]
+
+
+class EmptyIndexError(StoreError):
+    """Nothing to search: the index was never built, or holds no rows."""
 
 
 @dataclass
@@ -54,9 +80,24 @@ class Hit:
     category: str | None = None
     semantic: float = 0.0
     full_text: float = 0.0
+    duplicates: int = 0  # near-duplicate rows collapsed into this hit
+    truncated: bool = False  # content was cut to the setting's length
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_TOMBSTONES: dict[str, tuple[object, frozenset[str]]] = {}
+
+
+def _tombstoned(path: Path) -> frozenset[str]:
+    """The tombstone set, re-read only when the file changed (one stat per search)."""
+    sig = stat_signature(path)
+    hit = _TOMBSTONES.get(str(path))
+    if hit is None or hit[0] != sig:
+        hit = (sig, read_tombstones(path).contents if sig is not None else frozenset())
+        _TOMBSTONES[str(path)] = hit
+    return hit[1]
 
 
 def _filters(
@@ -92,63 +133,94 @@ def search(
     store: MemoryStore,
     query: str,
     *,
-    embedder: Embedder | None = None,
+    embedder: TextEmbedder | None = None,
+    settings: Settings | None = None,
     limit: int = 10,
     source_types: Sequence[str] | None = None,
     date_from: date | None = None,
     date_to: date | None = None,
-    recall_log: Path | None = None,
     today: date | None = None,
     query_vector: Any = None,
 ) -> list[Hit]:
-    """The ``limit`` best rows for ``query``. Pass ``query_vector`` to reuse an embedding."""
+    """The ``limit`` best rows for ``query``. Pass ``query_vector`` to reuse an embedding.
+
+    ``settings`` (the memory home's) supplies the tombstones filtered at query time, the recall
+    log and the content cap; without it nothing is filtered or logged and contents are cut at
+    2,000 characters."""
     table = store.table()
-    if table is None or limit <= 0 or not query.strip():
+    if table is None:
+        raise EmptyIndexError(
+            f"the index at {store.uri} has never been built (no table {store.table_name}); "
+            "run `memory-assets reindex`"
+        )
+    if limit <= 0 or not query.strip():
         return []
+    if table.count_rows() == 0:
+        raise EmptyIndexError(f"the index at {store.uri} is empty; run `memory-assets reindex`")
+    legacy = "source_type" not in table.schema.names
+    if legacy and (source_types or date_from or date_to):
+        store.require_current("filtering by source type or fact date")
     today = today or datetime.now(UTC).date()
     where = _filters(store, source_types, date_from, date_to)
     k = max(limit * CANDIDATE_FACTOR, 20)
     if query_vector is None and embedder is not None:
         query_vector = embedder.embed_query(query)
+    if query_vector is not None:
+        store.check_query_width(len(query_vector))
     text = " ".join(_FTS_SAFE.sub(" ", query).split())
+    columns = [*(LEGACY_COLUMNS if legacy else COLUMNS), "vector"]
+    ann = store.has_ann_index()
 
-    def vector_rows() -> list[dict[str, Any]]:
+    def vector_rows() -> pa.Table:
         q = table.search(query_vector).distance_type("cosine")
         if where:
             q = q.where(where, prefilter=True)
-        if store.has_ann_index():
+        if ann:
             q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
-        return q.limit(k).select([*COLUMNS, "_distance"]).to_list()
+        return q.limit(k).select([*columns, "_distance"]).to_arrow()
 
-    def text_rows() -> list[dict[str, Any]]:
+    def text_rows() -> pa.Table:
         q = table.search(text, query_type="fts")
         if where:
             q = q.where(where, prefilter=True)
-        return q.limit(k).select([*COLUMNS, "_score"]).to_list()
+        return q.limit(k).select([*columns, "_score"]).to_arrow()
 
     # The two legs are independent LanceDB queries that run in Rust without the GIL: run them side by side.
     vector_future = _POOL.submit(vector_rows) if query_vector is not None else None
-    fts = text_rows() if text else []
-    vec = vector_future.result() if vector_future is not None else []
+    fts = text_rows() if text and store.has_fts_index() else None
+    vec = vector_future.result() if vector_future is not None else None
 
     found: dict[str, dict[str, Any]] = {}
+    vectors: dict[str, np.ndarray] = {}
     semantic: dict[str, float] = {}
     full_text: dict[str, float] = {}
-    for row in vec:
-        found[row["id"]] = row
-        semantic[row["id"]] = 1.0 - float(row["_distance"])
-    best = max((float(r["_score"]) for r in fts), default=0.0)
-    for row in fts:
-        found.setdefault(row["id"], row)
-        full_text[row["id"]] = float(row["_score"]) / best if best > 0 else 0.0
+    for data, leg in ((vec, "vector"), (fts, "fts")):
+        if data is None or data.num_rows == 0:
+            continue
+        rows = data.drop_columns(["vector"]).to_pylist()
+        matrix = _matrix(data.column("vector"))
+        best = max(float(r["_score"]) for r in rows) if leg == "fts" else 0.0
+        for i, row in enumerate(rows):
+            row_id = row["id"]
+            found.setdefault(row_id, row)
+            vectors.setdefault(row_id, matrix[i])
+            if leg == "vector":
+                semantic[row_id] = 1.0 - float(row["_distance"])
+            else:
+                full_text[row_id] = float(row["_score"]) / best if best > 0 else 0.0
 
+    tombs = _tombstoned(settings.tombstones_path) if settings is not None else frozenset()
     hits = []
     for row_id, row in found.items():
+        if tombs and normalise(row["content"]) in tombs:
+            continue  # forgotten since the last reindex: never handed out
+        if legacy:
+            row = _legacy_row(row)
         importance = float(row["importance"]) if row.get("importance") is not None else 0.5
-        sem, fts = semantic.get(row_id, 0.0), full_text.get(row_id, 0.0)
+        sem, fts_score = semantic.get(row_id, 0.0), full_text.get(row_id, 0.0)
         score = (
             SEMANTIC_WEIGHT * sem
-            + FTS_WEIGHT * fts
+            + FTS_WEIGHT * fts_score
             + IMPORTANCE_WEIGHT * importance
             + RECENCY_WEIGHT * _recency(row.get("fact_date"), today)
         )
@@ -163,28 +235,63 @@ def search(
                 importance=importance,
                 category=row.get("category"),
                 semantic=round(sem, 6),
-                full_text=round(fts, 6),
+                full_text=round(fts_score, 6),
             )
         )
     hits.sort(key=lambda h: (-h.score, h.id))
-    hits = hits[:limit]
-    if recall_log is not None and hits:
-        log_recalls(recall_log, hits)
+    hits = collapse_duplicates(hits, vectors, limit)
+    max_chars = settings.search_max_chars if settings is not None else DEFAULT_MAX_CHARS
+    for hit in hits:
+        if len(hit.content) > max_chars:
+            hit.content, hit.truncated = hit.content[:max_chars], True
+    if settings is not None and hits:
+        log_recalls(
+            settings.recall_log_path,
+            [(h.content, h.source_type) for h in hits],
+            settings.recall_log_max_bytes,
+        )
     return hits
 
 
-def log_recalls(path: Path, hits: Sequence[Hit]) -> None:
-    """Best effort: a recall signal must never fail a search."""
+def collapse_duplicates(hits: list[Hit], vectors: dict[str, np.ndarray], limit: int) -> list[Hit]:
+    """Keep the best of each group of near-duplicates (cosine >= 0.95 to a kept hit), counting the
+    rest on it, until ``limit`` hits are kept. ``hits`` are best first; vectors are unit length."""
+    kept: list[Hit] = []
+    kept_vectors: list[np.ndarray] = []
+    for hit in hits:
+        vector = vectors[hit.id]
+        if kept_vectors:
+            similar = np.stack(kept_vectors) @ vector
+            j = int(np.argmax(similar))
+            if similar[j] >= DUPLICATE_COSINE:
+                kept[j].duplicates += 1
+                continue
+        if len(kept) < limit:
+            kept.append(hit)
+            kept_vectors.append(vector)
+    return kept
+
+
+def _matrix(column: pa.ChunkedArray) -> np.ndarray:
+    flat = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float32).reshape(len(column), -1)
+
+
+def _legacy_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An assistant-era row, read as it is: its source and date come from its metadata JSON."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ts = datetime.now(UTC).isoformat(timespec="seconds")
-        lines = "".join(
-            json.dumps(
-                {"ts": ts, "snippet": h.content[:160], "source_type": h.source_type}, ensure_ascii=False
-            )
-            + "\n"
-            for h in hits
-        )
-        append_durable(path, lines)
-    except OSError:
-        pass
+        meta = json.loads(row.get("metadata") or "{}")
+    except ValueError:
+        meta = {}
+    meta = meta if isinstance(meta, dict) else {}
+    created = row.get("created_at")
+    source_file = meta.get("source_file")
+    day = meta.get("source_date") or (source_file[:10] if isinstance(source_file, str) else None)
+    return {
+        **row,
+        "source_type": meta.get("source_type"),
+        "source_file": source_file,
+        "source_date": day,
+        "fact_date": day or (created.date().isoformat() if created else None),
+        "category": meta.get("category"),
+    }

@@ -502,19 +502,16 @@ class MemoryStore:
             self._facts[key] = compute(table)
         return self._facts[key]
 
+    def has_fts_index(self) -> bool:
+        """A full-text index on content (an assistant-era table may lack one; retrieval then skips
+        its full-text leg)."""
+        return bool(
+            self._per_version("fts", lambda t: any(i.columns == ["content"] for i in t.list_indices()))
+        )
+
     def has_ann_index(self) -> bool:
         return bool(
             self._per_version("ann", lambda t: any(i.columns == ["vector"] for i in t.list_indices()))
-        )
-
-    def only_this_user(self) -> bool:
-        """True when every row belongs to this store's user, so reads can skip the user filter
-        (a prefilter over every row costs as much as the search itself at 100k rows)."""
-        return bool(
-            self._per_version(
-                "single_user",
-                lambda t: t.count_rows(f"user_id != {quote(self.user_id)} OR user_id IS NULL") == 0,
-            )
         )
 
 

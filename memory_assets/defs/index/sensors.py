@@ -28,8 +28,9 @@ from typing import Any
 import dagster as dg
 
 from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.index_state import IndexState
-from memory_assets.core.index.indexer import Indexer, stat_signature
+from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import ARCHIVE, CORE_FILES, FilePlan
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
 from memory_assets.core.knowledge.vault import list_pages

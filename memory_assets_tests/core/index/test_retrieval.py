@@ -1,10 +1,18 @@
 import json
 from datetime import date
 
+import numpy as np
+import pytest
+
+from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
+from memory_assets.core.index.retrieval import EmptyIndexError, search
+from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
+from memory_assets.core.knowledge.recall_log import rotated
+from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.settings import Settings
 from memory_assets_tests.conftest import write_facts
+from memory_assets_tests.core.index.test_store import assistant_table
 
 
 def build(settings: Settings, indexer: Indexer) -> None:
@@ -56,17 +64,24 @@ def test_full_text_fallback_without_an_embedder(settings: Settings, indexer: Ind
 def test_the_read_path_never_writes_the_index_and_logs_recalls(settings: Settings, indexer: Indexer) -> None:
     build(settings, indexer)
     version = indexer.store.version()
-    hits = search(
-        indexer.store, "peanuts", embedder=indexer.embedder, recall_log=settings.recall_log_path, limit=2
-    )
+    hits = search(indexer.store, "peanuts", embedder=indexer.embedder, settings=settings, limit=2)
     assert indexer.store.version() == version
     lines = [json.loads(x) for x in settings.recall_log_path.read_text().splitlines()]
     assert [x["snippet"] for x in lines] == [h.content[:160] for h in hits]
     assert set(lines[0]) == {"ts", "snippet", "source_type"}
 
 
-def test_empty_index_returns_nothing(settings: Settings) -> None:
-    assert search(Indexer(settings).store, "anything") == []
+def test_an_empty_or_never_built_index_says_so_and_names_reindex(
+    settings: Settings, indexer: Indexer
+) -> None:
+    with pytest.raises(EmptyIndexError, match=r"never been built .* run `memory-assets reindex`"):
+        search(Indexer(settings).store, "anything")
+    write_facts(settings, date(2026, 11, 1), "Keeps bees on the roof of the flat")
+    indexer.sweep()
+    append_tombstone(settings.tombstones_path, "Keeps bees on the roof of the flat")
+    indexer.sweep()  # the only row is forgotten: the table exists and is empty
+    with pytest.raises(EmptyIndexError, match=r"is empty; run `memory-assets reindex`"):
+        search(indexer.store, "bees")
 
 
 def test_other_users_rows_are_never_returned(settings: Settings, indexer: Indexer) -> None:
@@ -75,5 +90,74 @@ def test_other_users_rows_are_never_returned(settings: Settings, indexer: Indexe
     Indexer(alice, embedder=indexer.embedder).sweep()
     assert search(Indexer(alice).store, "bees", embedder=None)  # alice sees her row
     bob = Indexer(Settings.load(settings.home, user_id="bob")).store
-    assert not bob.only_this_user()
     assert search(bob, "bees", embedder=indexer.embedder) == []
+
+
+def test_near_duplicate_hits_collapse_into_the_best_with_a_count(
+    settings: Settings, indexer: Indexer
+) -> None:
+    for day in range(1, 6):  # the same fact extracted on five days, one paraphrase
+        write_facts(settings, date(2026, 11, day), "Wants to be reminded to drink water every hour")
+    write_facts(settings, date(2026, 11, 6), "Wants to be reminded to drink water every hour.")
+    write_facts(settings, date(2026, 11, 7), "Keeps bees on the roof of the flat")
+    indexer.sweep()
+    hits = search(indexer.store, "water reminders", embedder=indexer.embedder, limit=2)
+    assert [h.content.rstrip(".") for h in hits] == [
+        "Wants to be reminded to drink water every hour",
+        "Keeps bees on the roof of the flat",
+    ]
+    assert hits[0].duplicates == 5 and hits[1].duplicates == 0
+
+
+def test_contents_are_capped_at_the_setting(settings: Settings, indexer: Indexer) -> None:
+    huge = "coffee " + "x" * 1_000_000
+    write_facts(settings, date(2026, 11, 1), huge, "Drinks oat milk in coffee every morning")
+    indexer.sweep()
+    capped = Settings.load(settings.home, search_max_chars="300")
+    hits = search(indexer.store, "coffee", embedder=indexer.embedder, settings=capped)
+    by_truncation = {h.truncated: h for h in hits}
+    assert len(by_truncation[True].content) == 300 and by_truncation[True].content.startswith("coffee x")
+    assert by_truncation[False].content == "Drinks oat milk in coffee every morning"
+
+
+def test_tombstoned_content_is_filtered_at_query_time(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, date(2026, 11, 1), "Keeps bees on the roof of the flat", "Prefers metric units")
+    indexer.sweep()
+    assert any("bees" in h.content for h in search(indexer.store, "bees", settings=settings))
+    version = indexer.store.version()
+    append_tombstone(settings.tombstones_path, "keeps BEES on the roof of the flat")  # no reindex yet
+    hits = search(indexer.store, "bees", embedder=indexer.embedder, settings=settings)
+    assert hits and not any("bees" in h.content for h in hits)
+    assert indexer.store.version() == version  # filtered on the way out, not deleted
+
+
+def test_a_query_of_another_width_names_the_fix(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, date(2026, 11, 1), "Keeps bees on the roof of the flat")
+    indexer.sweep()
+    with pytest.raises(VectorWidthMismatch, match=r"memory-assets reindex --full"):
+        search(indexer.store, "bees", query_vector=np.ones(8, dtype=np.float32))
+
+
+def test_an_assistant_era_table_is_searched_as_it_is(settings: Settings, embedder: Embedder) -> None:
+    assistant_table(
+        settings, vectors=embedder.embed(["Prefers metric units in all answers", "Was born in Coimbra"])
+    )
+    store = MemoryStore(settings.index_uri)
+    version = store.version()
+    hits = search(store, "where was I born?", embedder=embedder, settings=settings, limit=1)
+    assert [(h.content, h.source_type, h.source_date) for h in hits] == [
+        ("Was born in Coimbra", "legacy_direct", "2026-05-01")
+    ]
+    assert store.version() == version and store.is_legacy()
+
+
+def test_the_recall_log_rotates_at_its_size(settings: Settings, indexer: Indexer) -> None:
+    write_facts(settings, date(2026, 11, 1), "Keeps bees on the roof of the flat")
+    indexer.sweep()
+    small = Settings.load(settings.home, recall_log_max_bytes="400")
+    for _ in range(12):
+        search(indexer.store, "bees", embedder=indexer.embedder, settings=small)
+    current, previous = small.recall_log_path, rotated(small.recall_log_path)
+    assert previous.exists() and current.stat().st_size <= 400 + 200
+    lines = [json.loads(x) for x in (previous.read_text() + current.read_text()).splitlines()]
+    assert {x["snippet"] for x in lines} == {"Keeps bees on the roof of the flat"}

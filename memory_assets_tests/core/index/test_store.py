@@ -13,12 +13,13 @@ from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 
-def assistant_table(settings: Settings, dim: int = 384) -> None:
+def assistant_table(settings: Settings, dim: int = 384, vectors: np.ndarray | None = None) -> None:
     """A table as the assistant (suzent v0.9.1) wrote it: uuid ids, metadata JSON, no first-class columns."""
     import lancedb
 
-    rng = np.random.default_rng(0)
-    vectors = rng.normal(size=(2, dim)).astype(np.float32)
+    if vectors is None:
+        vectors = np.random.default_rng(0).normal(size=(2, dim)).astype(np.float32)
+    dim = vectors.shape[1]
     ts = datetime(2026, 5, 1)
     data = pa.table(
         {
