@@ -11,6 +11,8 @@ Commands:
     dedup-report              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
                               stored embeddings) and the on-disk backlog; writes pairs.parquet,
                               clusters.parquet and report.json beside the index
+    check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, ids
+                              unique, nothing tombstoned indexed, table bounded); exit 1 on a failure
 """
 
 import argparse
@@ -39,9 +41,9 @@ def _store(settings: Settings) -> Any:
 
 
 def _embedder(settings: Settings) -> Any:
-    from memory_assets.core.index.embedder import shared_embedder
+    from memory_assets.core.index.embedder import make_embedder
 
-    return shared_embedder(settings.embedding_model)
+    return make_embedder(settings)
 
 
 def cmd_init(args: argparse.Namespace) -> dict[str, Any]:
@@ -68,7 +70,16 @@ def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _hit_dict(hit: Any) -> dict[str, Any]:
-    keys = ("content", "score", "source_type", "source_file", "source_date", "importance")
+    keys = (
+        "content",
+        "score",
+        "source_type",
+        "source_file",
+        "source_date",
+        "importance",
+        "duplicates",
+        "truncated",
+    )
     return {k: getattr(hit, k) for k in keys}
 
 
@@ -89,7 +100,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
             source_types=args.source_type,
             date_from=args.since,
             date_to=args.until,
-            recall_log=settings.recall_log_path,
+            settings=settings,
         )
         return [_hit_dict(h) for h in hits]
 
@@ -126,6 +137,31 @@ def cmd_dedup_report(args: argparse.Namespace) -> Any:
     print(measurement.markdown)
     print("files: " + ", ".join(str(p) for p in paths.values()))
     return None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Run every invariant check; print them (or a JSON list); the exit status is 1 when a check
+    of error severity failed. Prints its own output and returns the exit status."""
+    from memory_assets.core.audit.checks import run_all
+    from memory_assets.core.capture.ledger import accept
+
+    settings = _settings(args)
+    settings.require_initialised()
+    if args.accept_log:
+        for name in accept(settings.memory_dir, args.accept_log, settings.archive_dir):
+            print(f"accepted archive/{name} as it is now: the ledger's new record", file=sys.stderr)
+    outcomes = run_all(settings, _store(settings))
+    if args.json:
+        print(json.dumps([o.to_dict() for o in outcomes], ensure_ascii=False))
+    else:
+        for o in outcomes:
+            status = "passed" if o.passed else ("FAILED" if o.severity == "error" else "WARNING")
+            print(f"{status:7} {o.name}: {o.summary}")
+            for problem in o.problems:
+                print(f"        {problem}")
+            for warning in o.warnings:
+                print(f"        warning: {warning}")
+    return 1 if any(o.blocking for o in outcomes) else 0
 
 
 def _print_human(result: Any) -> None:
@@ -184,6 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
         "dedup-report",
         help="near-duplicate rates by write path and the on-disk backlog; writes parquet files",
     ).set_defaults(func=cmd_dedup_report)
+    p = sub.add_parser("check", help="verify the invariants; exit 1 when one fails")
+    p.add_argument(
+        "--accept-log",
+        action="append",
+        metavar="FILE",
+        help="accept a daily log's current text (an intended repair) before checking (repeatable)",
+    )
+    p.set_defaults(func=cmd_check)
     return parser
 
 
@@ -195,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SettingsError, OSError, RuntimeError, ValueError) as exc:
         print(f"memory-assets: error: {exc}", file=sys.stderr)
         return 2
+    if isinstance(result, int):  # a command that printed its own output returns its exit status
+        return result
     if result is None:
         return 0
     if args.json:

@@ -56,7 +56,16 @@ def test_reindex_and_search_json(
 
     code, out, _ = run(capsys, "--home", home, "--json", "search", "beekeeping", "--limit", "1")
     [hit] = json.loads(out)
-    assert set(hit) == {"content", "score", "source_type", "source_file", "source_date", "importance"}
+    assert set(hit) == {
+        "content",
+        "score",
+        "source_type",
+        "source_file",
+        "source_date",
+        "importance",
+        "duplicates",
+        "truncated",
+    }
     assert hit["content"] == "Keeps bees on the roof of the flat" and hit["source_date"] == DAY.isoformat()
 
     queries = settings.home / "queries.txt"

@@ -1,63 +1,108 @@
-"""Invariants of the whole table, as asset checks (each can fail, and says why in markdown)."""
+"""Invariants of the whole table and of the daily logs, as asset checks: thin wrappers over
+``core/audit/checks.py`` (the same functions ``memory-assets check`` runs). Each can fail, and says
+why in its description and in markdown tables."""
+
+from collections.abc import Sequence
+from typing import Any
 
 import dagster as dg
 
-from memory_assets.core.index.store import MAX_FRAGMENTS
-from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.text import normalise
+from memory_assets.core.audit import checks as core
+from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
 from memory_assets.defs.index.assets import archival_memories
+from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.resources import MemoryHomeResource
 
+MAX_TABLE_ROWS = 50
+_SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
 
-def _table(rows: list[tuple[str, str, str | None]]) -> str:
-    lines = ["| id | source_type | content |", "|---|---|---|"]
-    lines += [f"| `{i}` | {t or 'legacy_direct'} | {c[:80].replace('|', '/')} |" for i, c, t in rows[:20]]
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "/").replace("\n", " ")
+
+
+def _md_table(rows: Sequence[dict[str, str | int]]) -> str:
+    if not rows:
+        return "_none_"
+    columns = list(rows[0])
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += [
+        "| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |" for row in rows[:MAX_TABLE_ROWS]
+    ]
+    if len(rows) > MAX_TABLE_ROWS:
+        lines.append(f"\n_… and {len(rows) - MAX_TABLE_ROWS} more_")
     return "\n".join(lines)
 
 
-@dg.asset_check(asset=archival_memories, description="No row's normalised content is tombstoned.")
-def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    settings = memory.settings()
-    tombs = read_tombstones(settings.tombstones_path).contents
-    offending = [r for r in memory.store(settings).contents() if normalise(r[1]) in tombs]
-    return dg.AssetCheckResult(
-        passed=not offending,
-        metadata={
-            "tombstones": len(tombs),
-            "tombstoned_rows": len(offending),
-            "rows": dg.MetadataValue.md(_table(offending) if offending else "_none_"),
-        },
-    )
+def _md_list(lines: Sequence[str]) -> str:
+    return "\n".join(f"- {_cell(line)}" for line in lines) or "_none_"
 
 
-@dg.asset_check(asset=archival_memories, description=f"Fragments stay at or under {MAX_FRAGMENTS}.")
-def fragments_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    stats = memory.store().stats()
+def _result(outcome: core.CheckOutcome, table: str | None = None) -> dg.AssetCheckResult:
+    """The outcome as a check result: its numbers, its problems (each with the fix) and, under
+    ``table``, its details as a markdown table."""
+    metadata: dict[str, Any] = dict(outcome.metadata)
+    metadata["summary"] = outcome.summary
+    metadata["problems"] = dg.MetadataValue.md(_md_list(outcome.problems))
+    if table is not None:
+        metadata[table] = dg.MetadataValue.md(_md_table(outcome.details))
+    if outcome.warnings:
+        metadata["warnings"] = dg.MetadataValue.md(_md_list(outcome.warnings))
     return dg.AssetCheckResult(
-        passed=stats.fragments <= MAX_FRAGMENTS,
-        severity=dg.AssetCheckSeverity.WARN,
-        metadata={"fragments": stats.fragments, "bound": MAX_FRAGMENTS, "rows": stats.rows},
-        description="materialise archival_memories (optimize) to compact"
-        if stats.fragments > MAX_FRAGMENTS
-        else None,
+        passed=outcome.passed,
+        severity=_SEVERITY[outcome.severity],
+        metadata=metadata,
+        description=outcome.summary,
     )
 
 
 @dg.asset_check(
-    asset=archival_memories, description="Row ids are unique (they are deterministic, never positional)."
+    asset=archival_memories,
+    description="Row ids are unique: they are deterministic (source, content, occurrence), so a copy "
+    "means a write that bypassed the indexer's locks. Fix: `memory-assets reindex`.",
 )
 def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    rows = memory.store().contents()
-    seen: set[str] = set()
-    dupes = [r for r in rows if r[0] in seen or seen.add(r[0])]
-    return dg.AssetCheckResult(
-        passed=not dupes,
-        metadata={
-            "rows": len(rows),
-            "duplicate_ids": len(dupes),
-            "duplicates": dg.MetadataValue.md(_table(dupes) if dupes else "_none_"),
-        },
-    )
+    return _result(core.ids_unique(memory.store()), "duplicates")
 
 
-INDEX_CHECKS = [no_tombstoned_content, fragments_bounded, ids_unique]
+@dg.asset_check(
+    asset=archival_memories,
+    description="For every daily log (and every archive file the table still holds), the stored "
+    "archive_log rows are exactly the planned ones: parsed facts minus tombstones, none at or below "
+    "the watermark. Fix: `memory-assets reindex --full`, or materialise archive_index for the day.",
+)
+def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+    settings = memory.settings()
+    return _result(core.rows_match_logs(settings, memory.store(settings)), "days")
+
+
+@dg.asset_check(
+    asset=archival_memories,
+    description="No row's normalised content is tombstoned (every tombstone write is paired with a "
+    "reindex). Fix: `memory-assets reindex`.",
+)
+def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+    settings = memory.settings()
+    return _result(core.no_tombstoned_content(settings, memory.store(settings)), "tombstoned")
+
+
+@dg.asset_check(
+    asset=archival_memories,
+    description=f"The table stays within {MAX_FRAGMENTS} fragments and {MAX_VERSIONS} kept versions "
+    "(reads slow down past them). Fix: `memory-assets optimize`, or materialise archival_memories.",
+)
+def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+    return _result(core.table_bounded(memory.store()))
+
+
+@dg.asset_check(
+    asset=daily_logs.key,
+    description="Daily logs are append-only: no log's earlier lines changed since the ledger "
+    "(memory/.log_ledger.json) last saw it. Appends pass and extend the ledger; an edit keeps failing "
+    "until the text is restored or accepted (`memory-assets check --accept-log FILE`).",
+)
+def logs_append_only(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+    return _result(core.logs_append_only(memory.settings()), "changes")
+
+
+INDEX_CHECKS = [ids_unique, rows_match_logs, no_tombstoned_content, table_bounded, logs_append_only]

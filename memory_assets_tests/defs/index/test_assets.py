@@ -7,7 +7,7 @@ import dagster as dg
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
-from memory_assets.defs.index.checks import fragments_bounded, ids_unique, no_tombstoned_content
+from memory_assets.defs.index.checks import ids_unique, no_tombstoned_content, table_bounded
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.settings import Settings
@@ -80,7 +80,7 @@ def test_files_assets_table_asset_and_checks(settings: Settings, embedder: objec
             core_file_index,
             archival_memories,
             no_tombstoned_content,
-            fragments_bounded,
+            table_bounded,
             ids_unique,
         ],
         instance=instance,
@@ -96,7 +96,7 @@ def test_files_assets_table_asset_and_checks(settings: Settings, embedder: objec
         and table_meta["fragments"].value <= table_meta["fragments_before"].value
     )
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-    assert checks == {"no_tombstoned_content": True, "fragments_bounded": True, "ids_unique": True}
+    assert checks == {"no_tombstoned_content": True, "table_bounded": True, "ids_unique": True}
 
     # A tombstone written without a reindex is exactly what the check exists to catch.
     append_tombstone(settings.tombstones_path, "You are a helpful assistant.")

@@ -1,0 +1,433 @@
+"""The invariant checks (SPEC section 7), as plain functions shared by the CLI and the asset checks.
+
+Each returns a ``CheckOutcome``: whether it passed, how severe a failure is, a one-line summary,
+problem lines that each name the file or day and the fix, numbers for metadata, and ``details``
+(the rows of a table, which the Dagster checks render as markdown).
+
+* ``logs_append_only``: no daily log's earlier lines changed (the ledger, ``capture/ledger.py``).
+* ``rows_match_logs``: every daily log's ``archive_log`` rows are exactly its planned rows.
+* ``ids_unique``: no id is stored twice.
+* ``no_tombstoned_content``: no row's normalised content is tombstoned.
+* ``table_bounded``: fragments and versions stay within the store's bounds.
+
+The checks read the table and never write it; an assistant-era (unmigrated) table is read as it
+is. A check that needs the migrated columns fails with a problem naming ``memory-assets migrate``
+rather than raising. ``logs_append_only`` writes the ledger (only ever extending it).
+"""
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from memory_assets.core.capture.ledger import (
+    LedgerVersionError,
+    LogChange,
+    ledger_path,
+    observe,
+    read_ledger,
+    verify,
+)
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.rows import ARCHIVE, CORE_FILE, NOTEBOOK
+from memory_assets.core.index.store import (
+    LEGACY_SOURCE_TYPE,
+    MAX_FRAGMENTS,
+    MAX_VERSIONS,
+    LegacyTableError,
+    MemoryStore,
+    quote,
+)
+from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.text import normalise
+from memory_assets.settings import Settings
+
+Severity = Literal["error", "warn"]
+MAX_PROBLEMS = 50  # problem lines per outcome; the counts in the metadata are always complete
+EXCERPT_CHARS = 80
+REINDEX_FULL = "run `memory-assets reindex --full`, which diffs every file against the table"
+
+
+@dataclass
+class CheckOutcome:
+    name: str
+    passed: bool
+    severity: Severity
+    summary: str
+    problems: list[str] = field(default_factory=list)  # each names the file or day and the fix
+    metadata: dict[str, int | float | str] = field(default_factory=dict)
+    details: list[dict[str, str | int]] = field(default_factory=list)  # table rows (markdown in the UI)
+    warnings: list[str] = field(default_factory=list)  # worth reading, not failures
+
+    @property
+    def blocking(self) -> bool:
+        """A failure of error severity (the CLI exits 1)."""
+        return not self.passed and self.severity == "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _capped(lines: list[str]) -> list[str]:
+    if len(lines) <= MAX_PROBLEMS:
+        return lines
+    return [*lines[:MAX_PROBLEMS], f"… and {len(lines) - MAX_PROBLEMS} more (the counts are complete)"]
+
+
+def _excerpt(text: str | None) -> str:
+    value = " ".join((text or "").split())
+    return value if len(value) <= EXCERPT_CHARS else value[: EXCERPT_CHARS - 1] + "…"
+
+
+def _table_name(store: MemoryStore) -> str:
+    return f"index table {store.table_name} at {store.uri}"
+
+
+def _needs_migration(name: str, exc: LegacyTableError) -> CheckOutcome:
+    return CheckOutcome(
+        name,
+        passed=False,
+        severity="error",
+        summary="the index table is still in the assistant's format; this check needs it migrated",
+        problems=[str(exc)],  # names the table and `memory-assets migrate`
+        metadata={"legacy_table": 1},
+    )
+
+
+# -- reading the table ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Row:
+    id: str
+    source_type: str | None
+    source_file: str | None
+    content: str | None = None
+
+
+def _meta(text: object) -> dict[str, Any]:
+    if not isinstance(text, str):
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _rows(store: MemoryStore, content: bool) -> tuple[list[_Row], bool]:
+    """Every row's id and source (and content), and whether the table is assistant-era. On such a
+    table the source comes from each row's metadata JSON; nothing is written either way."""
+    table = store.table()
+    if table is None:
+        return [], False
+    names = table.schema.names
+    extra = ["content"] if content else []
+    if "source_type" in names:
+        data = store.scan(["id", "source_type", "source_file", *extra]).to_pydict()
+        types, files = data["source_type"], data["source_file"]
+        legacy = False
+    else:
+        data = store.scan(["id", *(["metadata"] if "metadata" in names else []), *extra]).to_pydict()
+        meta = [_meta(m) for m in data.get("metadata", [None] * len(data["id"]))]
+        types = [m.get("source_type") if isinstance(m.get("source_type"), str) else None for m in meta]
+        files = [m.get("source_file") if isinstance(m.get("source_file"), str) else None for m in meta]
+        legacy = True
+    texts = data["content"] if content else [None] * len(data["id"])
+    rows = [_Row(*values) for values in zip(data["id"], types, files, texts, strict=True)]
+    return rows, legacy
+
+
+def _source(source_type: str | None, source_file: str | None) -> str:
+    """Where a row comes from, as a path in the home (or that no markdown file holds it)."""
+    if source_file:
+        folder = {ARCHIVE: "archive/", NOTEBOOK: "notebook/", CORE_FILE: "memory/"}.get(source_type or "", "")
+        return f"{folder}{source_file}" if folder else f"{source_type or LEGACY_SOURCE_TYPE} {source_file}"
+    return f"{source_type or LEGACY_SOURCE_TYPE} row (no source file)"
+
+
+_MIGRATES = {True: " (it migrates the table from the assistant's format first)", False: ""}
+_UNOWNED = (
+    "no markdown file holds these rows, so no reindex {what}: export the legacy rows to the daily logs "
+    "(`memory-assets migrate` first if the table is still in the assistant's format), then reindex"
+)
+
+
+def _owned(row: _Row) -> bool:
+    """Whether a reindex owns (and so can repair) a row: it names a file of an indexed type."""
+    return bool(row.source_file) and row.source_type in (ARCHIVE, NOTEBOOK, CORE_FILE)
+
+
+# -- the checks ----------------------------------------------------------------------------------
+def ids_unique(store: MemoryStore) -> CheckOutcome:
+    """No id is stored twice (ids are deterministic, so a copy means an unlocked concurrent write)."""
+    name = "ids_unique"
+    rows, legacy = _rows(store, content=False)
+    by_id: dict[str, list[_Row]] = defaultdict(list)
+    for row in rows:
+        by_id[row.id].append(row)
+    dupes = {row_id: copies for row_id, copies in by_id.items() if len(copies) > 1}
+    problems: list[str] = []
+    details: list[dict[str, str | int]] = []
+    for row_id, copies in sorted(dupes.items()):
+        sources = sorted({_source(r.source_type, r.source_file) for r in copies})
+        if any(_owned(r) for r in copies):
+            fix = "run `memory-assets reindex`, which deletes every copy and writes one" + _MIGRATES[legacy]
+        else:
+            fix = _UNOWNED.format(what="repairs it")
+        problems.append(f"id {row_id} is stored {len(copies)} times ({', '.join(sources)}); {fix}")
+        details.append({"id": row_id, "copies": len(copies), "source": ", ".join(sources)})
+    extra = sum(len(c) - 1 for c in dupes.values())
+    return CheckOutcome(
+        name,
+        passed=not dupes,
+        severity="error",
+        summary=f"{len(rows)} row(s), every id unique"
+        if not dupes
+        else f"{len(dupes)} id(s) stored more than once ({extra} extra copies)",
+        problems=_capped(problems),
+        metadata={"rows": len(rows), "duplicate_ids": len(dupes), "extra_copies": extra},
+        details=details,
+    )
+
+
+def rows_match_logs(settings: Settings, store: MemoryStore) -> CheckOutcome:
+    """For every daily log, and every archive file the table still holds, the stored
+    ``archive_log`` ids equal the planned ids (facts minus tombstones, none at or below the watermark)."""
+    name = "rows_match_logs"
+    try:
+        store.require_current(f"the {name} check")
+    except LegacyTableError as exc:
+        return _needs_migration(name, exc)
+    data = store.scan(
+        ["id", "source_type", "source_file"],
+        where=f"source_type = {quote(ARCHIVE)} AND user_id = {quote(store.user_id)}",
+    ).to_pydict()
+    stored: dict[str, set[str]] = defaultdict(set)
+    for row_id, source_type, source_file in zip(
+        data["id"], data["source_type"], data["source_file"], strict=True
+    ):
+        if source_type == ARCHIVE and source_file:
+            stored[source_file].add(row_id)
+    indexer = Indexer(settings, store)
+    plans = [
+        p
+        for p in indexer.plan_everything(extra_keys={f"archive:{f}" for f in stored})
+        if p.source_type == ARCHIVE
+    ]
+    problems: list[str] = []
+    details: list[dict[str, str | int]] = []
+    planned_total = missing_total = unexpected_total = 0
+    for plan in sorted(plans, key=lambda p: p.filename):
+        expected = {row.id for row in plan.rows}
+        got = stored.pop(plan.filename, set())
+        missing, unexpected = expected - got, got - expected
+        planned_total += len(expected)
+        if not missing and not unexpected:
+            continue
+        missing_total += len(missing)
+        unexpected_total += len(unexpected)
+        day = plan.filename.removesuffix(".md")
+        why = ""
+        if not plan.exists:
+            why = " (the log no longer exists)"
+        elif plan.below_watermark:
+            why = " (the day is at or below the watermark, so it should have no rows)"
+        problems.append(
+            f"{day} (archive/{plan.filename}): {len(missing)} planned row(s) missing from the index, "
+            f"{len(unexpected)} unexpected{why}; {REINDEX_FULL} (or materialise archive_index for {day})"
+        )
+        details.append(
+            {
+                "day": day,
+                "planned": len(expected),
+                "stored": len(got),
+                "missing": len(missing),
+                "unexpected": len(unexpected),
+            }
+        )
+    for filename, ids in sorted(stored.items()):  # archive rows of a file no daily log can be
+        unexpected_total += len(ids)
+        problems.append(
+            f"archive_log rows name {filename!r}, which is not a daily log name (YYYY-MM-DD.md): "
+            f"{len(ids)} unexpected row(s) that no reindex owns; they were written by another tool, "
+            "export them to a daily log (or delete them) by hand"
+        )
+        details.append(
+            {"day": filename, "planned": 0, "stored": len(ids), "missing": 0, "unexpected": len(ids)}
+        )
+    stored_total = len(data["id"])
+    return CheckOutcome(
+        name,
+        passed=not problems,
+        severity="error",
+        summary=f"{len(plans)} daily log(s) match their {planned_total} row(s)"
+        if not problems
+        else f"{len(details)} day(s) disagree with the index: {missing_total} row(s) missing, "
+        f"{unexpected_total} unexpected",
+        problems=_capped(problems),
+        metadata={
+            "logs": len(plans),
+            "planned_rows": planned_total,
+            "stored_rows": stored_total,
+            "days_mismatched": len(details),
+            "missing_rows": missing_total,
+            "unexpected_rows": unexpected_total,
+        },
+        details=details,
+    )
+
+
+def no_tombstoned_content(settings: Settings, store: MemoryStore) -> CheckOutcome:
+    """No row's normalised content is tombstoned (every tombstone write is paired with a reindex)."""
+    name = "no_tombstoned_content"
+    tombs = read_tombstones(settings.tombstones_path)
+    rows, legacy = _rows(store, content=True) if tombs.contents else ([], store.is_legacy())
+    offending = [r for r in rows if r.content is not None and normalise(r.content) in tombs.contents]
+    by_source: dict[str, list[_Row]] = defaultdict(list)
+    for row in offending:
+        by_source[_source(row.source_type, row.source_file)].append(row)
+    problems: list[str] = []
+    for source, found in sorted(by_source.items()):
+        if all(_owned(r) for r in found):
+            fix = "run `memory-assets reindex`, which removes them" + _MIGRATES[legacy]
+        else:
+            fix = _UNOWNED.format(what="removes them")
+        problems.append(
+            f"{source}: {len(found)} row(s) hold tombstoned content ({_excerpt(found[0].content)!r}); {fix}"
+        )
+    details: list[dict[str, str | int]] = [
+        {"id": r.id, "source": _source(r.source_type, r.source_file), "content": _excerpt(r.content)}
+        for r in offending
+    ]
+    return CheckOutcome(
+        name,
+        passed=not offending,
+        severity="error",
+        summary=f"no row holds any of the {len(tombs.contents)} tombstoned text(s)"
+        if not offending
+        else f"{len(offending)} row(s) in {len(by_source)} source(s) hold tombstoned content",
+        problems=_capped(problems),
+        metadata={"tombstones": len(tombs.contents), "rows": len(rows), "tombstoned_rows": len(offending)},
+        details=details,
+        warnings=list(tombs.warnings),
+    )
+
+
+def _log_problem(change: LogChange) -> str:
+    if change.kind == "deleted":
+        fix = (
+            "restore it from a backup (daily logs are never deleted); if the deletion was intended, "
+            f"`memory-assets check --accept-log {change.filename}` forgets its record"
+        )
+    else:
+        fix = (
+            "restore the earlier text (daily logs are append-only; remove a fact with a tombstone instead); "
+            f"if the edit was intended, accept it with `memory-assets check --accept-log {change.filename}`"
+        )
+    return f"{change.describe()}; {fix}"
+
+
+def logs_append_only(settings: Settings) -> CheckOutcome:
+    """No daily log's earlier lines changed since the ledger last saw it; appends pass and extend
+    the ledger, and a log seen for the first time is recorded as a baseline."""
+    name = "logs_append_only"
+    path = ledger_path(settings.memory_dir)
+    try:
+        ledger = read_ledger(path)
+        changes = verify(settings.memory_dir, settings.archive_dir, ledger)
+        seen = observe(settings.memory_dir, settings.archive_dir)
+    except LedgerVersionError as exc:
+        return CheckOutcome(name, False, "error", "the log ledger cannot be read by this version", [str(exc)])
+    found = {c.filename: c for c in changes}
+    for change in seen.refused:  # changed between verify and observe
+        found.setdefault(change.filename, change)
+    ordered = [found[f] for f in sorted(found)]
+    warnings = list(dict.fromkeys([*ledger.warnings, *seen.warnings]))
+    return CheckOutcome(
+        name,
+        passed=not ordered,
+        severity="error",
+        summary=f"{seen.logs} daily log(s) only grew ({len(seen.extended)} appended to, "
+        f"{len(seen.baselined)} recorded for the first time)"
+        if not ordered
+        else f"{len(ordered)} daily log(s) had earlier lines changed: "
+        + ", ".join(f"archive/{c.filename} line {c.line}" for c in ordered[:5]),
+        problems=_capped([_log_problem(c) for c in ordered]),
+        metadata={
+            "logs": seen.logs,
+            "recorded_logs": seen.recorded,
+            "changed_logs": len(ordered),
+            "appended_logs": len(seen.extended),
+            "new_logs": len(seen.baselined),
+        },
+        details=[
+            {"file": f"archive/{c.filename}", "line": c.line, "now": c.excerpt, "kind": c.kind}
+            for c in ordered
+        ],
+        warnings=warnings,
+    )
+
+
+def table_bounded(
+    store: MemoryStore, max_fragments: int = MAX_FRAGMENTS, max_versions: int = MAX_VERSIONS
+) -> CheckOutcome:
+    """Fragments and kept versions stay within the bounds the maintenance keeps (reads slow past them)."""
+    name = "table_bounded"
+    stats = store.stats()
+    fix = "run `memory-assets optimize` (or materialise archival_memories)"
+    if stats.legacy:
+        fix = "run `memory-assets migrate` first (optimize needs a migrated table), then " + fix
+    problems: list[str] = []
+    if stats.fragments > max_fragments:
+        problems.append(
+            f"{_table_name(store)}: {stats.fragments} fragments, over the bound of {max_fragments}; "
+            f"{fix} to compact it"
+        )
+    if stats.versions > max_versions:
+        problems.append(
+            f"{_table_name(store)}: {stats.versions} versions kept, over the bound of {max_versions}; "
+            f"{fix} to prune versions older than the retention"
+        )
+    return CheckOutcome(
+        name,
+        passed=not problems,
+        severity="error",
+        summary=f"{stats.fragments} fragment(s) (bound {max_fragments}), {stats.versions} version(s) "
+        f"(bound {max_versions})",
+        problems=problems,
+        metadata={
+            "rows": stats.rows,
+            "fragments": stats.fragments,
+            "max_fragments": max_fragments,
+            "versions": stats.versions,
+            "max_versions": max_versions,
+            "version": stats.version,
+        },
+    )
+
+
+def run_all(settings: Settings, store: MemoryStore) -> list[CheckOutcome]:
+    """Every check, in order. A check that cannot run at all (an unreadable table, say) is reported
+    as a failed outcome naming the error, so the others still run."""
+    checks: list[tuple[str, Callable[[], CheckOutcome]]] = [
+        ("logs_append_only", lambda: logs_append_only(settings)),
+        ("rows_match_logs", lambda: rows_match_logs(settings, store)),
+        ("ids_unique", lambda: ids_unique(store)),
+        ("no_tombstoned_content", lambda: no_tombstoned_content(settings, store)),
+        ("table_bounded", lambda: table_bounded(store)),
+    ]
+    outcomes: list[CheckOutcome] = []
+    for name, check in checks:
+        try:
+            outcomes.append(check())
+        except (OSError, RuntimeError, ValueError) as exc:
+            outcomes.append(
+                CheckOutcome(
+                    name,
+                    passed=False,
+                    severity="error",
+                    summary="the check could not run",
+                    problems=[f"{name} could not run: {type(exc).__name__}: {exc}"],
+                )
+            )
+    return outcomes

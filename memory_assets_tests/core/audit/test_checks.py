@@ -1,0 +1,237 @@
+"""The invariant checks on a real home, a real LanceDB and the real model: each passes on a healthy
+home and fails on one damaged the way it exists to catch; the CLI maps them to exit codes."""
+
+import json
+from datetime import timedelta
+
+import pyarrow as pa
+import pytest
+
+from memory_assets.cli import main
+from memory_assets.core.audit.checks import (
+    CheckOutcome,
+    ids_unique,
+    logs_append_only,
+    no_tombstoned_content,
+    rows_match_logs,
+    run_all,
+    table_bounded,
+)
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.settings import Settings
+from memory_assets_tests.conftest import DAY, write_facts
+from memory_assets_tests.core.index.test_store import assistant_table
+
+NEXT = DAY + timedelta(days=1)
+
+
+def healthy(settings: Settings, indexer: Indexer) -> None:
+    """Two days of facts, a vault page and a core file, indexed by the indexer."""
+    write_facts(settings, DAY, "Prefers metric units in all answers", "Drinks oat milk in coffee")
+    write_facts(settings, NEXT, "Keeps bees on the roof of the flat")
+    (settings.notebook_dir / "3_Personal" / "Health.md").write_text(
+        "---\nstatus: stable\n---\n- Runs daily.\n"
+    )
+    (settings.memory_dir / "persona.md").write_text("You are a helpful assistant.\n")
+    indexer.sweep()
+
+
+def by_name(outcomes: list[CheckOutcome]) -> dict[str, CheckOutcome]:
+    return {o.name: o for o in outcomes}
+
+
+def edit_line(settings: Settings, number: int, new: str) -> None:
+    path = settings.archive_dir / f"{DAY.isoformat()}.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[number - 1] = new
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def test_every_check_passes_on_a_healthy_home(settings: Settings, indexer: Indexer) -> None:
+    healthy(settings, indexer)
+    outcomes = by_name(run_all(settings, indexer.store))
+    assert list(outcomes) == [
+        "logs_append_only",
+        "rows_match_logs",
+        "ids_unique",
+        "no_tombstoned_content",
+        "table_bounded",
+    ]
+    assert all(o.passed and not o.problems for o in outcomes.values()), outcomes
+    assert outcomes["rows_match_logs"].metadata["planned_rows"] == 3
+    assert outcomes["rows_match_logs"].metadata["logs"] == 2
+    assert outcomes["ids_unique"].metadata["rows"] == 5
+    assert outcomes["logs_append_only"].metadata["new_logs"] == 2
+    assert outcomes["table_bounded"].metadata["fragments"] >= 1
+    json.dumps([o.to_dict() for o in outcomes.values()])  # serialisable as the CLI prints it
+
+
+def test_an_empty_home_with_no_table_passes(settings: Settings) -> None:
+    store = MemoryStore(settings.index_uri)
+    assert all(o.passed for o in run_all(settings, store))
+    assert not store.exists()
+
+
+def test_rows_match_logs_fails_on_a_row_deleted_behind_the_indexers_back(
+    settings: Settings, indexer: Indexer
+) -> None:
+    healthy(settings, indexer)
+    indexer.store.table().delete("content = 'Drinks oat milk in coffee'")
+    outcome = rows_match_logs(settings, indexer.store)
+    assert not outcome.passed and outcome.severity == "error"
+    [problem] = outcome.problems
+    assert problem.startswith(f"{DAY.isoformat()} (archive/{DAY.isoformat()}.md): 1 planned row(s) missing")
+    assert "0 unexpected" in problem and "memory-assets reindex" in problem
+    assert outcome.details == [
+        {"day": DAY.isoformat(), "planned": 2, "stored": 1, "missing": 1, "unexpected": 0}
+    ]
+    indexer.sweep(full=True)  # the fix the problem names
+    assert rows_match_logs(settings, indexer.store).passed
+
+
+def test_rows_match_logs_fails_when_logs_have_facts_and_the_table_none(settings: Settings) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers")
+    outcome = rows_match_logs(settings, MemoryStore(settings.index_uri))
+    assert not outcome.passed and outcome.metadata["missing_rows"] == 1
+    assert DAY.isoformat() in outcome.problems[0]
+
+
+def test_rows_match_logs_names_rows_of_a_deleted_log(settings: Settings, indexer: Indexer) -> None:
+    healthy(settings, indexer)
+    (settings.archive_dir / f"{NEXT.isoformat()}.md").unlink()
+    outcome = rows_match_logs(settings, indexer.store)
+    [problem] = outcome.problems
+    assert NEXT.isoformat() in problem and "1 unexpected (the log no longer exists)" in problem
+
+
+def test_ids_unique_fails_on_an_id_inserted_twice(settings: Settings, indexer: Indexer) -> None:
+    healthy(settings, indexer)
+    table = indexer.store.table()
+    copy = table.search().where("content = 'Keeps bees on the roof of the flat'").limit(1).to_arrow()
+    table.add(copy)  # straight into LanceDB, bypassing the indexer
+    outcome = ids_unique(indexer.store)
+    assert not outcome.passed and outcome.metadata["duplicate_ids"] == 1
+    [problem] = outcome.problems
+    row_id = copy.column("id")[0].as_py()
+    assert f"id {row_id} is stored 2 times (archive/{NEXT.isoformat()}.md)" in problem
+    assert "memory-assets reindex" in problem
+    indexer.sweep()  # the sweep repairs files whose ids are stored twice
+    assert ids_unique(indexer.store).passed
+
+
+def test_no_tombstoned_content_fails_on_a_tombstone_without_a_reindex(
+    settings: Settings, indexer: Indexer
+) -> None:
+    healthy(settings, indexer)
+    append_tombstone(settings.tombstones_path, "  drinks OAT milk in coffee ")
+    outcome = no_tombstoned_content(settings, indexer.store)
+    assert not outcome.passed and outcome.metadata["tombstoned_rows"] == 1
+    [problem] = outcome.problems
+    assert problem.startswith(f"archive/{DAY.isoformat()}.md: 1 row(s) hold tombstoned content")
+    assert "memory-assets reindex" in problem
+    indexer.sweep()
+    assert no_tombstoned_content(settings, indexer.store).passed
+
+
+def test_logs_append_only_passes_appends_and_fails_an_edited_earlier_line(
+    settings: Settings, indexer: Indexer
+) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers", "Drinks oat milk in coffee")
+    first = logs_append_only(settings)
+    assert first.passed and first.metadata["new_logs"] == 1
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat", hour=10)
+    appended = logs_append_only(settings)
+    assert appended.passed and appended.metadata["appended_logs"] == 1
+
+    edit_line(settings, 6, "- [preference] Drinks cow milk in coffee")
+    failed = logs_append_only(settings)
+    assert not failed.passed and failed.severity == "error"
+    [problem] = failed.problems
+    assert f"archive/{DAY.isoformat()}.md line 6 was changed" in problem
+    assert "Drinks cow milk" in problem and f"--accept-log {DAY.isoformat()}.md" in problem
+    assert failed.details[0]["line"] == 6
+    assert not logs_append_only(settings).passed  # it stays visible
+
+
+def test_table_bounded_fails_past_a_small_bound_until_optimized(settings: Settings, indexer: Indexer) -> None:
+    healthy(settings, indexer)
+    table = indexer.store.table()
+    row = table.search().limit(1).to_arrow()
+    for i in range(6):  # six small direct adds: six more fragments
+        extra = row.set_column(row.schema.get_field_index("id"), "id", pa.array([f"extra-{i}"]))
+        extra = extra.set_column(extra.schema.get_field_index("source_type"), "source_type", pa.array(["x"]))
+        table.add(extra)
+    outcome = table_bounded(indexer.store, max_fragments=3)
+    assert not outcome.passed and outcome.metadata["fragments"] > 3
+    [problem] = outcome.problems
+    assert "fragments, over the bound of 3" in problem and "memory-assets optimize" in problem
+    versions = table_bounded(indexer.store, max_versions=2)
+    assert not versions.passed and "versions kept, over the bound of 2" in versions.problems[0]
+    indexer.optimize()
+    assert table_bounded(indexer.store, max_fragments=3).passed
+
+
+def test_every_check_reads_an_assistant_era_table_without_changing_it(settings: Settings) -> None:
+    assistant_table(settings)
+    write_facts(settings, DAY, "Prefers metric units in all answers")
+    append_tombstone(settings.tombstones_path, "Was born in Coimbra")  # a row no file holds
+    append_tombstone(settings.tombstones_path, "Prefers metric units in all answers")  # a log's row
+    store = MemoryStore(settings.index_uri)
+    version = store.version()
+    outcomes = by_name(run_all(settings, store))
+    assert store.version() == version and store.is_legacy()
+    assert outcomes["logs_append_only"].passed
+    assert outcomes["ids_unique"].passed and outcomes["ids_unique"].metadata["rows"] == 2
+    assert outcomes["table_bounded"].passed
+    rows = outcomes["rows_match_logs"]
+    assert not rows.passed and "memory-assets migrate" in rows.problems[0]
+    tombstoned = outcomes["no_tombstoned_content"]
+    assert not tombstoned.passed and tombstoned.metadata["tombstoned_rows"] == 2
+    owned, unowned = tombstoned.problems
+    assert owned.startswith(f"archive/{DAY.isoformat()}.md: 1 row(s)") and "memory-assets reindex" in owned
+    assert "migrates the table" in owned
+    assert unowned.startswith("legacy_direct row (no source file): 1 row(s)")
+    assert "no reindex removes them" in unowned and "memory-assets migrate" in unowned
+
+
+def test_cli_check_exits_0_when_healthy_and_1_naming_the_failing_day(
+    settings: Settings, indexer: Indexer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    healthy(settings, indexer)
+    home = str(settings.home)
+    assert main(["--home", home, "check"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("passed") == 5 and "FAILED" not in out
+
+    indexer.store.table().delete("content = 'Keeps bees on the roof of the flat'")
+    assert main(["--home", home, "check"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED  rows_match_logs" in out and f"{NEXT.isoformat()} (archive/{NEXT.isoformat()}.md)" in out
+
+    assert main(["--home", home, "--json", "check"]) == 1
+    outcomes = json.loads(capsys.readouterr().out)
+    failed = [o for o in outcomes if not o["passed"]]
+    assert [o["name"] for o in failed] == ["rows_match_logs"]
+    assert failed[0]["metadata"]["missing_rows"] == 1 and NEXT.isoformat() in failed[0]["problems"][0]
+
+
+def test_cli_check_accepts_an_intended_log_edit(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers")
+    home = str(settings.home)
+    assert main(["--home", home, "check"]) == 1  # the fact is not indexed yet
+    edit_line(settings, 5, "- [preference] Prefers metric units")
+    assert main(["--home", home, "check"]) == 1
+    out = capsys.readouterr().out
+    assert f"archive/{DAY.isoformat()}.md line 5 was changed" in out
+    assert main(["--home", home, "--json", "check", "--accept-log", f"{DAY.isoformat()}.md"]) == 1
+    captured = capsys.readouterr()
+    assert "accepted archive/2026-11-20.md" in captured.err
+    assert by_name_json(captured.out)["logs_append_only"]["passed"]
+
+
+def by_name_json(out: str) -> dict[str, dict[str, object]]:
+    return {o["name"]: o for o in json.loads(out)}

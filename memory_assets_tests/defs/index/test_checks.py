@@ -1,0 +1,106 @@
+"""The asset checks, run in a real (ephemeral) Dagster instance over a real home, index and model."""
+
+import dagster as dg
+
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.defs.index.assets import INDEX_ASSETS, archival_memories
+from memory_assets.defs.index.checks import (
+    INDEX_CHECKS,
+    ids_unique,
+    logs_append_only,
+    no_tombstoned_content,
+    rows_match_logs,
+    table_bounded,
+)
+from memory_assets.defs.index.external import EXTERNAL_ASSETS
+from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.settings import Settings
+from memory_assets_tests.conftest import DAY, write_facts
+
+
+def resources(settings: Settings) -> dict[str, object]:
+    return {"memory": MemoryHomeResource(home=str(settings.home)), "embedder": EmbedderResource()}
+
+
+def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
+    return {e.check_name: e for e in result.get_asset_check_evaluations()}
+
+
+def test_every_check_has_a_description_and_targets_its_asset() -> None:
+    targets = {}
+    for check in INDEX_CHECKS:
+        [spec] = check.check_specs
+        assert spec.description, spec.name
+        targets[spec.name] = spec.asset_key.to_user_string()
+    assert targets == {
+        "ids_unique": "archival_memories",
+        "rows_match_logs": "archival_memories",
+        "no_tombstoned_content": "archival_memories",
+        "table_bounded": "archival_memories",
+        "logs_append_only": "daily_logs",
+    }
+
+
+def test_archival_memories_checks_pass_then_one_fails_with_its_metadata(
+    settings: Settings, indexer: Indexer
+) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers", "Drinks oat milk in coffee")
+    indexer.sweep()
+    instance = dg.DagsterInstance.ephemeral()
+    assets = [*EXTERNAL_ASSETS, *INDEX_ASSETS]
+    checks = [ids_unique, rows_match_logs, no_tombstoned_content, table_bounded]
+    result = dg.materialize(
+        [*assets, *checks], instance=instance, resources=resources(settings), selection=[archival_memories]
+    )
+    assert result.success
+    passed = evaluations(result)
+    assert set(passed) == {"ids_unique", "rows_match_logs", "no_tombstoned_content", "table_bounded"}
+    assert all(e.passed for e in passed.values())
+    assert passed["rows_match_logs"].metadata["planned_rows"].value == 2
+    assert passed["table_bounded"].metadata["max_fragments"].value == 64
+
+    # A tombstone written without a reindex: the row is still there, and the day's rows no longer
+    # match its plan either.
+    append_tombstone(settings.tombstones_path, "Drinks oat milk in coffee")
+    failing = dg.materialize(
+        [*assets, *checks], instance=instance, resources=resources(settings), selection=[archival_memories]
+    )
+    assert failing.success  # an ERROR check fails without failing the run
+    found = evaluations(failing)
+    tomb = found["no_tombstoned_content"]
+    assert not tomb.passed and tomb.severity == dg.AssetCheckSeverity.ERROR
+    assert tomb.metadata["tombstoned_rows"].value == 1
+    assert "Drinks oat milk in coffee" in tomb.metadata["tombstoned"].value
+    assert "memory-assets reindex" in tomb.metadata["problems"].value
+    assert tomb.description and "1 row(s)" in tomb.description
+    days = found["rows_match_logs"]
+    assert not days.passed and days.metadata["unexpected_rows"].value == 1
+    assert f"| {DAY.isoformat()} | 1 | 2 | 0 | 1 |" in days.metadata["days"].value
+    ids = found["ids_unique"]
+    assert ids.passed and ids.metadata["duplicate_ids"].value == 0
+    assert ids.metadata["duplicates"].value == "_none_"
+
+
+def test_logs_append_only_runs_on_the_external_daily_logs(settings: Settings) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers", "Drinks oat milk in coffee")
+    instance = dg.DagsterInstance.ephemeral()
+
+    def run() -> dg.AssetCheckEvaluation:
+        result = dg.materialize(
+            [*EXTERNAL_ASSETS, logs_append_only],
+            instance=instance,
+            resources=resources(settings),
+            selection=dg.AssetSelection.checks(logs_append_only),
+        )
+        [evaluation] = result.get_asset_check_evaluations()
+        return evaluation
+
+    first = run()
+    assert first.passed and first.metadata["new_logs"].value == 1
+    path = settings.archive_dir / f"{DAY.isoformat()}.md"
+    path.write_text(path.read_text().replace("Drinks oat milk", "Drinks cow milk"))
+    second = run()
+    assert not second.passed and second.metadata["changed_logs"].value == 1
+    assert f"| archive/{DAY.isoformat()}.md | 6 |" in second.metadata["changes"].value
+    assert "line 6 was changed" in second.metadata["problems"].value
