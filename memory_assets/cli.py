@@ -1,11 +1,14 @@
 """``memory-assets``: the command line over the same core the Dagster assets call.
 
-    memory-assets [--home PATH] [--profile default|suzent] [--json] COMMAND
+    memory-assets [--home PATH] [--profile default|suzent] [--json] COMMAND [--json]
 
 Commands:
     init                      create the memory home (folders, vault skeleton); never overwrites
     reindex [--full]          bring the index in line with the markdown (--full: ignore the state,
-                              diff every file, rebuild the table if the embedding model changed)
+                              diff every file, rebuild the table if the embedding model changed);
+                              migrates an assistant-era table first
+    migrate                   migrate an assistant-era table to this schema (reads never do)
+    optimize                  compact the table, fold new rows into its indexes, prune old versions
     search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line
     status                    what the home holds: logs, watermark, pages, index rows
     dedup-report              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
@@ -81,6 +84,43 @@ def _hit_dict(hit: Any) -> dict[str, Any]:
         "truncated",
     )
     return {k: getattr(hit, k) for k in keys}
+
+
+def cmd_migrate(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.index.indexer import Indexer
+
+    settings = _settings(args)
+    settings.require_initialised()
+    indexer = Indexer(settings, _store(settings))
+    if not indexer.store.exists():
+        return {"migrated": False, "reason": "no index table yet: nothing to migrate"}
+    before = indexer.store.version()
+    migrated = indexer.migrate()
+    stats = indexer.store.stats()
+    return {"migrated": migrated, "version_before": before, "version": stats.version, "rows": stats.rows}
+
+
+def cmd_optimize(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.index.indexer import Indexer
+
+    settings = _settings(args)
+    settings.require_initialised()
+    indexer = Indexer(settings, _store(settings))
+    if not indexer.store.exists():
+        return {"optimized": False, "reason": "no index table yet: run `memory-assets reindex`"}
+    indexer.store.require_current("optimize")
+    before = indexer.store.stats()
+    outcome = indexer.optimize()
+    after = indexer.store.stats()
+    return {
+        "optimized": True,
+        "rows": after.rows,
+        "fragments_before": before.fragments,
+        "fragments": after.fragments,
+        "versions_before": before.versions,
+        "versions": after.versions,
+        "ann_index_built": bool(outcome["ann_built"]),
+    }
 
 
 def cmd_search(args: argparse.Namespace) -> Any:
@@ -190,21 +230,42 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--home", help="memory home (default: $MEMORY_HOME or ./.memory_home; suzent: ~/.suzent)"
-    )
-    parser.add_argument(
-        "--profile", choices=PROFILES, help="directory layout (default: $MEMORY_PROFILE or default)"
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    # The global options are accepted before or after the command: defined on the main parser,
+    # and again on every subcommand with SUPPRESS defaults so an absent one keeps the main value.
+    common = argparse.ArgumentParser(add_help=False)
+    for target, default in ((parser, None), (common, argparse.SUPPRESS)):
+        target.add_argument(
+            "--home",
+            default=default,
+            help="memory home (default: $MEMORY_HOME or ./.memory_home; suzent: ~/.suzent)",
+        )
+        target.add_argument(
+            "--profile",
+            choices=PROFILES,
+            default=default,
+            help="directory layout (default: $MEMORY_PROFILE or default)",
+        )
+        target.add_argument(
+            "--json", action="store_true", default=False if default is None else default, help="print JSON"
+        )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("init", help="create the memory home; never overwrites a file").set_defaults(func=cmd_init)
-    p = sub.add_parser("reindex", help="bring the index in line with the markdown")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[common])
+
+    command("init", "create the memory home; never overwrites a file").set_defaults(func=cmd_init)
+    p = command(
+        "reindex", "bring the index in line with the markdown (migrates an assistant-era table first)"
+    )
     p.add_argument(
         "--full", action="store_true", help="ignore the index state; diff every file; rebuild on model change"
     )
     p.set_defaults(func=cmd_reindex)
-    p = sub.add_parser("search", help="hybrid search over the index")
+    command("migrate", "migrate an assistant-era table to this schema").set_defaults(func=cmd_migrate)
+    command("optimize", "compact the table, fold new rows into its indexes, prune old versions").set_defaults(
+        func=cmd_optimize
+    )
+    p = command("search", "hybrid search over the index")
     p.add_argument("query", nargs="?", help="what to look for")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--queries-file", help="one query a line; prints one JSON list a line")
@@ -215,12 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--until", type=date.fromisoformat, help="facts on or before YYYY-MM-DD")
     p.add_argument("--no-embed", action="store_true", help="full-text only (no model load)")
     p.set_defaults(func=cmd_search)
-    sub.add_parser("status", help="what the memory home holds").set_defaults(func=cmd_status)
-    sub.add_parser(
-        "dedup-report",
-        help="near-duplicate rates by write path and the on-disk backlog; writes parquet files",
+    command("status", "what the memory home holds").set_defaults(func=cmd_status)
+    command(
+        "dedup-report", "near-duplicate rates by write path and the on-disk backlog; writes parquet files"
     ).set_defaults(func=cmd_dedup_report)
-    p = sub.add_parser("check", help="verify the invariants; exit 1 when one fails")
+    p = command("check", "verify the invariants; exit 1 when one fails")
     p.add_argument(
         "--accept-log",
         action="append",

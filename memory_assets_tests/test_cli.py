@@ -92,3 +92,68 @@ def test_dedup_report_json_shape(
     assert report["by_write_path"] == {"archive_log": {"rows": 2, "0.995": 0.5, "0.95": 0.5, "0.92": 0.5}}
     assert report["backlog"]["fact_lines"] == 2 and report["backlog"]["exact_repeats"] == 1
     assert (settings.dedup_dir / "clusters.parquet").exists()
+
+
+def test_reads_never_change_an_assistant_era_table(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """search, status, dedup-report and check read the assistant's table as it is (or fail naming
+    `migrate`); only `migrate` (or `reindex`) changes it."""
+    from memory_assets.core.index.store import MemoryStore
+    from memory_assets_tests.core.index.test_store import assistant_table
+
+    assistant_table(
+        settings, vectors=embedder.embed(["Prefers metric units in all answers", "Was born in Coimbra"])
+    )
+    store = MemoryStore(settings.index_uri)
+    version = store.version()
+    home = str(settings.home)
+    code, out, _ = run(capsys, "--home", home, "search", "born", "--json")
+    assert code == 0 and json.loads(out)[0]["content"] == "Was born in Coimbra"
+    code, out, _ = run(capsys, "--home", home, "status", "--json")
+    status = json.loads(out)
+    assert (
+        code == 0
+        and status["index_needs_migration"]
+        and status["index_rows_by_source_type"] == {"unmigrated": 2}
+    )
+    code, _, err = run(capsys, "--home", home, "dedup-report")
+    assert code == 2 and "memory-assets migrate" in err
+    code, out, _ = run(capsys, "--home", home, "check")
+    assert code == 1 and "memory-assets migrate" in out
+    assert store.version() == version and store.is_legacy()
+
+    code, out, _ = run(capsys, "--home", home, "--json", "migrate")
+    assert code == 0 and json.loads(out)["migrated"] is True and not store.is_legacy()
+    code, out, _ = run(capsys, "--home", home, "migrate", "--json")
+    assert json.loads(out)["migrated"] is False  # idempotent
+
+
+def test_optimize_compacts_and_prunes(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datetime import timedelta
+
+    for n in range(5):
+        write_facts(settings, DAY + timedelta(days=n), f"Fact number {n} about the garden")
+        run(capsys, "--home", str(settings.home), "reindex")
+    code, out, _ = run(capsys, "--home", str(settings.home), "optimize", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["optimized"] and result["fragments"] == 1 < result["fragments_before"]
+
+
+def test_no_progress_bars_on_stderr(settings: Settings, embedder: Embedder) -> None:
+    """A real CLI process that loads the model and embeds prints no progress bar."""
+    import subprocess
+    import sys
+
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat")
+    for argv in (["reindex"], ["search", "bees"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "memory_assets.cli", "--home", str(settings.home), *argv],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "%|" not in done.stderr and "it/s" not in done.stderr, done.stderr

@@ -29,9 +29,12 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
     wm = read_watermark(settings.log_md)
     stats = store.stats()
     by_type: dict[str, int] = {}
-    for source_type in store.scan(["source_type"]).column("source_type").to_pylist():
-        key = source_type or "legacy_direct"
-        by_type[key] = by_type.get(key, 0) + 1
+    if stats.legacy:  # read as it is: reads never migrate (run `memory-assets migrate`)
+        by_type["unmigrated"] = stats.rows
+    else:
+        for source_type in store.scan(["source_type"]).column("source_type").to_pylist():
+            key = source_type or "legacy_direct"
+            by_type[key] = by_type.get(key, 0) + 1
     return {
         "home": str(settings.home),
         "profile": settings.profile,
@@ -49,6 +52,8 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         "index_rows_by_source_type": dict(sorted(by_type.items())),
         "index_fragments": stats.fragments,
         "index_version": stats.version,
+        "index_versions_kept": stats.versions,
+        "index_needs_migration": stats.legacy,
         "embedding_model": store.model(),
         "vector_width": store.vector_width(),
     }

@@ -1,4 +1,4 @@
-"""The lifecycle prior of an indexed row (SPEC section 5), and the category-derived stale_after.
+"""The lifecycle prior of an indexed row (docs/design.md §5.1), and the category-derived stale_after.
 
 * Daily-log rows: 0.5 (raw capture carries no lifecycle).
 * Vault and core-file chunks: 0.5 + min(0.25, 0.1 * ln n), n the largest confirmation count in
@@ -23,7 +23,7 @@ DEPRECATED_IMPORTANCE = 0.1
 CONFIRMED_RE = re.compile(r"\(confirmed\s+(\d+)x(?:,\s*last\s+(\d{4}-\d{2}-\d{2}))?\)", re.IGNORECASE)
 STATUSES = ("draft", "stable", "active", "deprecated")
 
-# stale_after defaults per category (SPEC section 4); None means "never".
+# stale_after defaults per category (docs/design.md §4.9); None means "never".
 STALE_AFTER_DAYS: dict[str, int | None] = {
     "personal": None,
     "preference": 365,
