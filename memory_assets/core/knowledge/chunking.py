@@ -74,9 +74,24 @@ def _as_date(value: object) -> date | None:
     return None
 
 
+FRONTMATTER_CLOSE = re.compile(r"^(---|\.\.\.)\s*$", re.MULTILINE)
+
+
 def parse_page(text: str, name: str) -> Page:
-    """Split frontmatter from body. Bad YAML is reported (file, line, fix) and the page is kept."""
+    """Split frontmatter from body. Bad YAML is reported (file, line, fix) and the page is kept.
+
+    A page that opens a frontmatter block (``---`` on its first line) and never closes it is
+    reported and yields no body: where the metadata ends is unknowable, and indexing it as page
+    text would put YAML keys into retrieval."""
     warnings: list[str] = []
+    opening = FRONTMATTER_START.match(text)
+    if opening and not FRONTMATTER_CLOSE.search(text, opening.end()):
+        warnings.append(
+            f"{name} line 1: a frontmatter block opens with '---' here and is never closed; the page "
+            "is not indexed until it is. Add a line '---' after the last frontmatter field. The file "
+            "was not modified."
+        )
+        return Page(meta={}, body="", lifecycle=Lifecycle(), updated=None, category=None, warnings=warnings)
     try:
         post = frontmatter.loads(text)
         meta: dict[str, object] = dict(post.metadata)

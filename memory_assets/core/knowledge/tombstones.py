@@ -34,18 +34,31 @@ def read_tombstones(path: Path) -> Tombstones:
     for number, line in enumerate(ft.text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)["content"]
-            if not isinstance(value, str):
-                raise TypeError("content is not a string")
-        except (ValueError, KeyError, TypeError) as exc:
+        content, problem = _parse(line)
+        if content is None:
             warnings.append(
-                f'{path} line {number}: not a tombstone ({exc}); expected {{"content": "..."}}. '
-                "Skipped; the file was not modified."
+                f'{path} line {number}: not a tombstone ({problem}); expected a JSON object like '
+                '{"content": "the text to forget"}. Skipped; fix or delete the line. The file was not modified.'
             )
             continue
-        found.add(normalise(value))
+        found.add(normalise(content))
     return Tombstones(frozenset(found), warnings)
+
+
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _parse(line: str) -> tuple[str | None, str]:
+    """A tombstone line's content, or None and what is wrong with it in plain words."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None, "not valid JSON"
+    if not isinstance(value, dict):
+        return None, f"{_JSON_KINDS.get(type(value), 'null')}, not an object"
+    if not isinstance(value.get("content"), str):
+        return None, 'no "content" string'
+    return value["content"], ""
 
 
 def append_tombstone(path: Path, content: str) -> str:

@@ -1,4 +1,6 @@
+from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.chunking import chunk_paragraphs, parse_page, split_memory_md
+from memory_assets.settings import Settings
 
 
 def test_paragraphs_merge_up_to_the_limit() -> None:
@@ -38,3 +40,17 @@ def test_memory_md_zones() -> None:
     old = "# Long-term Memory\n\n## Profile\n- x\n\n---\n*Last updated: 2026-08-21 03:14 UTC*\n"
     assert [z.name for z in split_memory_md(old)] == ["generated"]
     assert [z.name for z in split_memory_md("my own notes")] == ["manual"]
+
+
+def test_a_frontmatter_block_never_closed_is_reported_not_indexed_as_text(
+    settings: Settings, indexer: Indexer
+) -> None:
+    page = settings.notebook_dir / "3_Personal" / "Open.md"
+    page.write_text("---\ntitle: Health\nstatus: draft\n\n- Trains for a marathon in October.\n")
+    parsed = parse_page(page.read_text(), "notebook/3_Personal/Open.md")
+    assert parsed.body == "" and parsed.meta == {}
+    assert "line 1" in parsed.warnings[0] and "never closed" in parsed.warnings[0]
+    result = indexer.sweep()
+    assert result.rows == 0 and any("never closed" in w for w in result.warnings)
+    page.write_text("---\ntitle: Health\nstatus: draft\n---\n- Trains for a marathon in October.\n")
+    assert indexer.sweep().embedded == 1  # fixed: indexed, without its YAML

@@ -4,7 +4,9 @@ import json
 from datetime import date
 from pathlib import Path
 
-from memory_assets.core.index.index_state import IndexState
+import pytest
+
+from memory_assets.core.index.index_state import IndexState, StateVersionError
 from memory_assets.core.knowledge.tombstones import append_tombstone, read_tombstones
 from memory_assets.core.knowledge.vault import ZONES, bootstrap_vault, list_pages
 from memory_assets.core.knowledge.watermark import append_ingest_entry, read_last_lint_date, read_watermark
@@ -69,3 +71,29 @@ def test_list_pages_excludes_nav_files_and_state(tmp_path: Path) -> None:
     (vault / ".state" / "x.md").write_text("x")
     (vault / "INDEX.md").write_text("x")
     assert list_pages(vault) == ["0_Inbox/log.md", "3_Personal/Health.md"]
+
+
+def test_a_tombstone_line_that_is_json_but_not_an_object_gets_a_plain_message(tmp_path: Path) -> None:
+    path = tmp_path / "tombstones.jsonl"
+    path.write_text('["prefers metric units"]\n"just a string"\n{"content": 3}\nnull\n{"content": "kept"}\n')
+    tombs = read_tombstones(path)
+    assert tombs.contents == {"kept"}
+    assert [w.split(": not a tombstone ")[1].split(";")[0] for w in tombs.warnings] == [
+        "(an array, not an object)",
+        "(a string, not an object)",
+        '(no "content" string)',
+        "(null, not an object)",
+    ]
+    assert all("line" in w and "fix or delete the line" in w for w in tombs.warnings)
+    assert not any("Traceback" in w or "indices" in w for w in tombs.warnings)
+
+
+def test_a_state_file_from_a_newer_version_says_so(tmp_path: Path) -> None:
+    path = tmp_path / ".index_state.json"
+    written = json.dumps({"version": 3, "table": "t", "files": {"archive:2026-11-20.md": "x"}})
+    path.write_text(written)
+    with pytest.raises(
+        StateVersionError, match=r"version 3 was written by a newer memory-assets .* delete the file"
+    ):
+        IndexState.load(path, "t")
+    assert path.read_text() == written  # never overwritten
