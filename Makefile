@@ -21,9 +21,11 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-$(DAGSTER_HOME)/dagster.yaml:
+# One run at a time suits 2 cores; and never two runs of the same day partition at once (a sensor
+# request and a backfill of that day queue instead of racing; the indexer's locks make either safe).
+$(DAGSTER_HOME)/dagster.yaml: Makefile
 	mkdir -p $(DAGSTER_HOME)
-	printf 'telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n' > $@
+	printf 'telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n    tag_concurrency_limits:\n      - key: "dagster/partition"\n        value:\n          applyLimitPerUniqueValue: true\n        limit: 1\n' > $@
 
 demo: setup
 	$(BIN)/python -m memory_assets.demo

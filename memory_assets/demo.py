@@ -5,14 +5,20 @@ Seeds ``$MEMORY_HOME`` (only when it holds no daily logs yet) with a fortnight o
 then runs the code location's jobs in process against ``$DAGSTER_HOME`` so the runs, the
 materialisations, their metadata and the checks are there to browse with ``make ui``:
 ``reindex`` once per day partition, ``index_files``, ``optimize_index``, then
-``dedup_measurement``. Ends with a search.
+``dedup_measurement``. Then it shows what the hardening guarantees: the sensors find nothing to
+run on the indexed home, every invariant check passes, a search collapses repeated facts, and
+three ``memory-assets reindex`` processes racing an appender leave each row exactly once.
 Runs on the embedded defaults: the bundled model, no server, no API key.
 """
 
 import json
 import os
+import subprocess
 import sys
+import tempfile
+import threading
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.home import home_status, init_home
@@ -78,18 +84,56 @@ def seed(settings: Settings, today: date) -> bool:
     return True
 
 
+def race(seconds_budget: float = 120) -> None:
+    """Three `memory-assets reindex` processes started together on a scratch home while this one
+    appends 120 fact lines across two logs; then once more. Each line must be one row."""
+    from memory_assets.core.audit.checks import ids_unique, rows_match_logs
+    from memory_assets.core.index.store import MemoryStore
+
+    with tempfile.TemporaryDirectory(prefix="memory-assets-race-") as tmp:
+        scratch = Settings.load(Path(tmp) / "home", env={})
+        init_home(scratch)
+        cmd = [sys.executable, "-m", "memory_assets.cli", "--home", str(scratch.home), "--json", "reindex"]
+
+        def append() -> None:
+            for n in range(40):
+                day = datetime(2026, 1, 1 + n % 2, 9, n % 60, tzinfo=UTC)
+                facts = [
+                    LogFact(f"Race fact {n}.{k}: the appender wrote this while reindexes ran")
+                    for k in range(3)
+                ]
+                append_facts(scratch.archive_dir, "racer000", facts, now=day)
+
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+        writer = threading.Thread(target=append)
+        writer.start()
+        writer.join()
+        outputs = [json.loads(p.communicate(timeout=seconds_budget)[0]) for p in procs]
+        final = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+        store = MemoryStore(scratch.index_uri)
+        unique, match = ids_unique(store), rows_match_logs(scratch, store)
+        print(
+            f"  3 reindex processes + 1 appender: 120 fact lines -> {store.count()} rows; "
+            f"repaired duplicates {sum(o['repaired'] for o in [*outputs, final])}; "
+            f"ids_unique {'passed' if unique.passed else 'FAILED'}, rows_match_logs "
+            f"{'passed' if match.passed else 'FAILED'}"
+        )
+
+
 def main() -> int:
     os.environ.setdefault("LANCEDB_LOG", "error")
-    import dagster as dg
-
-    from memory_assets.definitions import defs
-
     settings = Settings.load()
     today = datetime.now(UTC).date()
     init_home(settings)
-    print(
-        f"memory home: {settings.home} ({'seeded demo data' if seed(settings, today) else 'existing data'})"
-    )
+    seeded = seed(settings, today)
+    # Imported after seeding: the day partitions start at the home's oldest log when definitions load.
+    import dagster as dg
+
+    from memory_assets.core.audit.checks import run_all
+    from memory_assets.definitions import defs
+    from memory_assets.defs.index.sensors import daily_log_sensor, vault_sensor
+
+    print(f"memory home: {settings.home} ({'seeded demo data' if seeded else 'existing data'})")
     instance = dg.DagsterInstance.get()
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     reindex = defs.resolve_job_def("reindex")
@@ -131,13 +175,27 @@ def main() -> int:
     print(f"search: {query!r}")
     store = defs.resources["memory"].store(settings)  # type: ignore[union-attr]
     for hit in search(store, query, embedder=make_embedder(settings), settings=settings, limit=3):
-        print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}")
+        repeats = f" (+{hit.duplicates} near-duplicate rows collapsed)" if hit.duplicates else ""
+        print(
+            f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}{repeats}"
+        )
     report = instance.get_latest_materialization_event(dg.AssetKey("dedup_report"))
     if report is not None and report.asset_materialization is not None:
         print("dedup report (also in the UI, plotted per write path and threshold):")
         print(report.asset_materialization.metadata["report"].value)  # type: ignore[union-attr]
+    print("sensors on the indexed home (a fresh cursor, as on the first `make ui`):")
+    for sensor in (daily_log_sensor, vault_sensor):
+        context = dg.build_sensor_context(instance=instance, resources={"memory": defs.resources["memory"]})
+        result = sensor(context)
+        print(f"  {sensor.name}: {len(result.run_requests or [])} runs requested")
+    print("invariant checks (`memory-assets check`, also asset checks in the UI):")
+    outcomes = run_all(settings, store)
+    for outcome in outcomes:
+        print(f"  {'passed' if outcome.passed else 'FAILED'}  {outcome.name}: {outcome.summary}")
+    print("one writer per file:")
+    race()
     print("browse the runs, materialisations and checks with: make ui")
-    return 0
+    return 0 if all(o.passed for o in outcomes) else 1
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@ import ast
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 import memory_assets
 from memory_assets.definitions import defs
+from memory_assets.settings import SettingsError
 
 
 def test_code_location_loads_and_resolves_every_job() -> None:
@@ -52,3 +54,48 @@ def test_domain_core_imports_no_dagster() -> None:
             )
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "dagster"]
     assert offenders == []
+
+
+def test_maintenance_and_the_sensors_run_by_default() -> None:
+    """Maintenance that matters is RUNNING in the loaded definitions, not left for someone to start."""
+    sensors = {s.name: s for s in defs.sensors or []}
+    for name in ("daily_log_sensor", "vault_sensor", "index_maintenance_sensor"):
+        assert sensors[name].default_status == dg.DefaultSensorStatus.RUNNING, name
+    assert sensors["index_maintenance_sensor"].job_name == "optimize_index"
+    archival = defs.get_repository_def().asset_graph.get(dg.AssetKey("archival_memories"))
+    assert archival.automation_condition is None  # no condition that needs the (stopped) automation sensor
+
+
+def test_partitions_start_at_the_oldest_log_unless_overridden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, date, datetime
+
+    from memory_assets.core.capture.daily_log import LogFact, append_facts
+    from memory_assets.defs import partitions
+
+    home = tmp_path / "home"
+    for day in (date(2025, 3, 9), date(2025, 7, 1)):
+        append_facts(
+            home / "memory" / "archive",
+            "c0ffee00",
+            [LogFact("A fact")],
+            now=datetime(day.year, day.month, day.day, tzinfo=UTC),
+        )
+    monkeypatch.setenv("MEMORY_HOME", str(home))
+    monkeypatch.delenv("MEMORY_PARTITIONS_START", raising=False)
+    partitions.partitions_start.cache_clear()
+    try:
+        assert partitions.partitions_start() == date(2025, 3, 9)
+        partitions.partitions_start.cache_clear()
+        monkeypatch.setenv("MEMORY_PARTITIONS_START", "2024-12-31")
+        assert partitions.partitions_start() == date(2024, 12, 31)
+        partitions.partitions_start.cache_clear()
+        monkeypatch.setenv("MEMORY_PARTITIONS_START", "yesterday")
+        with pytest.raises(
+            SettingsError, match="MEMORY_PARTITIONS_START='yesterday' is not a YYYY-MM-DD date"
+        ):
+            partitions.partitions_start()
+    finally:
+        partitions.partitions_start.cache_clear()
+    assert not list((home / "memory" / "archive").glob("*.lock"))  # no lock files among the logs

@@ -111,11 +111,14 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def append_durable(path: Path, text: str, *, header: str | None = None) -> None:
+def append_durable(path: Path, text: str, *, header: str | None = None, sync: bool = True) -> None:
     """Append ``text`` to ``path`` under its writers' lock and fsync it before returning.
 
     ``header`` is written first when the file is new or empty (a daily log's H1, say). The file
     is opened in append mode and never rewritten; a new file's directory entry is fsync'd too.
+    ``sync=False`` keeps the lock and the single append but skips the fsyncs: for a best-effort
+    signal on a hot read path (the recall log), where losing the last lines to a power cut is
+    harmless and an fsync per search is not.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(path):
@@ -125,8 +128,9 @@ def append_durable(path: Path, text: str, *, header: str | None = None) -> None:
                 fh.write(header)
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
-        if created:
+            if sync:
+                os.fsync(fh.fileno())
+        if created and sync:
             fsync_dir(path.parent)
 
 

@@ -7,8 +7,6 @@ writes the analysts' files: ``pairs.parquet`` (each redundant row and its best e
 """
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from memory_assets.core.audit import dedup
+from memory_assets.core.durable import replace_durable, write_atomic
 from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
 from memory_assets.settings import Settings
 
@@ -67,16 +66,12 @@ def measure_home(settings: Settings, store: MemoryStore) -> Measurement:
 
 
 def write_measurement(measurement: Measurement, out_dir: Path) -> dict[str, Path]:
-    """Write the parquet files and the JSON report; each replaces the previous one atomically."""
+    """Write the parquet files and the JSON report; each replaces the previous one atomically and
+    durably (temp file, fsync, rename, directory fsync)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {name: out_dir / f"{name}.parquet" for name in ("pairs", "clusters")}
     for name, frame in (("pairs", measurement.pairs), ("clusters", measurement.clusters)):
-        tmp = paths[name].with_suffix(".parquet.tmp")
-        frame.write_parquet(tmp)
-        os.replace(tmp, paths[name])
+        replace_durable(paths[name], frame.write_parquet)
     paths["report"] = out_dir / "report.json"
-    fd, tmp_name = tempfile.mkstemp(dir=out_dir, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(measurement.report, fh, ensure_ascii=False, indent=2)
-    os.replace(tmp_name, paths["report"])
+    write_atomic(paths["report"], json.dumps(measurement.report, ensure_ascii=False, indent=2))
     return paths

@@ -101,9 +101,15 @@ def _tombstoned(path: Path) -> frozenset[str]:
 
 
 def _filters(
-    store: MemoryStore, source_types: Sequence[str] | None, date_from: date | None, date_to: date | None
-) -> str:
-    clauses = [f"user_id = {quote(store.user_id)}"]
+    store: MemoryStore,
+    source_types: Sequence[str] | None,
+    date_from: date | None,
+    date_to: date | None,
+    single_user: bool = False,
+) -> str | None:
+    """The where clause. ``single_user``: every row is this user's, so the user clause is left out
+    (a prefilter costs each leg a pass over the user_id index; other users' rows cannot appear)."""
+    clauses = [] if single_user else [f"user_id = {quote(store.user_id)}"]
     if source_types:
         types = [t for t in source_types if t != LEGACY_SOURCE_TYPE]
         parts = []
@@ -147,29 +153,29 @@ def search(
     ``settings`` (the memory home's) supplies the tombstones filtered at query time, the recall
     log and the content cap; without it nothing is filtered or logged and contents are cut at
     2,000 characters."""
-    table = store.table()
-    if table is None:
+    facts = store.read_facts()
+    if facts is None:
         raise EmptyIndexError(
             f"the index at {store.uri} has never been built (no table {store.table_name}); "
             "run `memory-assets reindex`"
         )
     if limit <= 0 or not query.strip():
         return []
-    if table.count_rows() == 0:
+    if facts.rows == 0:
         raise EmptyIndexError(f"the index at {store.uri} is empty; run `memory-assets reindex`")
-    legacy = "source_type" not in table.schema.names
+    table, legacy = facts.table, facts.legacy
     if legacy and (source_types or date_from or date_to):
         store.require_current("filtering by source type or fact date")
     today = today or datetime.now(UTC).date()
-    where = _filters(store, source_types, date_from, date_to)
+    where = _filters(store, source_types, date_from, date_to, single_user=facts.single_user)
     k = max(limit * CANDIDATE_FACTOR, 20)
     if query_vector is None and embedder is not None:
         query_vector = embedder.embed_query(query)
     if query_vector is not None:
-        store.check_query_width(len(query_vector))
+        facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
     text = " ".join(_FTS_SAFE.sub(" ", query).split())
     columns = [*(LEGACY_COLUMNS if legacy else COLUMNS), "vector"]
-    ann = store.has_ann_index()
+    ann = facts.ann
 
     def vector_rows() -> pa.Table:
         q = table.search(query_vector).distance_type("cosine")
@@ -187,7 +193,7 @@ def search(
 
     # The two legs are independent LanceDB queries that run in Rust without the GIL: run them side by side.
     vector_future = _POOL.submit(vector_rows) if query_vector is not None else None
-    fts = text_rows() if text and store.has_fts_index() else None
+    fts = text_rows() if text and facts.fts else None
     vec = vector_future.result() if vector_future is not None else None
 
     found: dict[str, dict[str, Any]] = {}
@@ -244,13 +250,19 @@ def search(
     for hit in hits:
         if len(hit.content) > max_chars:
             hit.content, hit.truncated = hit.content[:max_chars], True
-    if settings is not None and hits:
-        log_recalls(
+    if settings is not None and hits:  # off the caller's path: the signal is best effort
+        _POOL.submit(
+            log_recalls,
             settings.recall_log_path,
             [(h.content, h.source_type) for h in hits],
             settings.recall_log_max_bytes,
         )
     return hits
+
+
+def flush_recalls() -> None:
+    """Wait until every recall logged so far is written (tests; a process about to exit)."""
+    _POOL.submit(lambda: None).result()
 
 
 def collapse_duplicates(hits: list[Hit], vectors: dict[str, np.ndarray], limit: int) -> list[Hit]:

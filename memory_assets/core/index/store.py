@@ -123,7 +123,7 @@ class MemoryStore:
         self.user_id = user_id
         self._db: Any = None
         self._table: Any = None
-        self._facts: dict[tuple[str, int], Any] = {}
+        self._facts: dict[str, Any] = {}
 
     # -- opening ---------------------------------------------------------------------------------
     @property
@@ -197,14 +197,9 @@ class MemoryStore:
 
     def check_query_width(self, dim: int) -> None:
         """A query vector must be as wide as the table's vectors (a model change needs a rebuild)."""
-        width = self.vector_width()
-        if width is not None and width != dim:
-            raise VectorWidthMismatch(
-                f"index table {self.table_name} at {self.uri} holds {width}-wide vectors from model "
-                f"{self.model() or 'unknown'!r}, but the configured embedding model produces {dim}-wide "
-                "vectors. Configure the model the index was built with, or rebuild the index for this "
-                "model with `memory-assets reindex --full`."
-            )
+        facts = self.read_facts()
+        if facts is not None:
+            facts.check_query_width(dim, f"{self.uri} ({self.table_name})")
 
     def _create(self, model: str, dim: int) -> Any:
         table = self.db.create_table(
@@ -491,29 +486,64 @@ class MemoryStore:
         table.optimize(cleanup_older_than=retention)
         return {"ann_built": built}
 
-    def _per_version(self, name: str, compute: Any) -> Any:
-        """A fact about the table cached until the table's version changes (reads are hot)."""
+    def read_facts(self) -> "ReadFacts | None":
+        """What a read needs to know about the table (width, indexes, row count, whether one user
+        owns every row), computed once per table version: reads are hot, facts change only with a
+        write. None when no table exists."""
         table = self.table()
         if table is None:
             return None
-        key = (name, table.version)
-        if key not in self._facts:
-            self._facts = {k: v for k, v in self._facts.items() if k[1] == table.version}
-            self._facts[key] = compute(table)
-        return self._facts[key]
+        cached = self._facts.get("read")
+        if cached is not None and cached.version == table.version:
+            return cached
+        indexed = [tuple(i.columns) for i in table.list_indices()]
+        names = table.schema.names
+        facts = ReadFacts(
+            table=table,
+            version=table.version,
+            rows=table.count_rows(),
+            width=table.schema.field("vector").type.list_size,
+            model=(table.schema.metadata or {}).get(MODEL_KEY, b"").decode() or None,
+            legacy="source_type" not in names,
+            ann=("vector",) in indexed,
+            fts=("content",) in indexed,
+            single_user=table.count_rows(f"user_id != {quote(self.user_id)} OR user_id IS NULL") == 0,
+        )
+        self._facts["read"] = facts
+        return facts
 
     def has_fts_index(self) -> bool:
-        """A full-text index on content (an assistant-era table may lack one; retrieval then skips
-        its full-text leg)."""
-        return bool(
-            self._per_version("fts", lambda t: any(i.columns == ["content"] for i in t.list_indices()))
-        )
+        facts = self.read_facts()
+        return bool(facts and facts.fts)
 
     def has_ann_index(self) -> bool:
-        return bool(
-            self._per_version("ann", lambda t: any(i.columns == ["vector"] for i in t.list_indices()))
-        )
+        facts = self.read_facts()
+        return bool(facts and facts.ann)
 
+
+@dataclass
+class ReadFacts:
+    """Facts about one version of the table (see ``MemoryStore.read_facts``)."""
+
+    table: Any
+    version: int
+    rows: int
+    width: int
+    model: str | None
+    legacy: bool
+    ann: bool
+    fts: bool
+    single_user: bool  # every row is this store's user's: reads may skip the user filter
+
+    def check_query_width(self, dim: int, where: str) -> None:
+        """A query vector must be as wide as the table's vectors (a model change needs a rebuild)."""
+        if self.width != dim:
+            raise VectorWidthMismatch(
+                f"index table at {where} holds {self.width}-wide vectors from model "
+                f"{self.model or 'unknown'!r}, but the configured embedding model produces {dim}-wide "
+                "vectors. Configure the model the index was built with, or rebuild the index for this "
+                "model with `memory-assets reindex --full`."
+            )
 
 def _create_scalar_indexes(table: Any, replace: bool) -> None:
     """Full text on content; scalar indexes on what reads and the diff filter on."""

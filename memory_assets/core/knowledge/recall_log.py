@@ -1,7 +1,8 @@
 """``notebook/.state/recall_log.jsonl``: what retrieval handed out, the recall signal the MEMORY.md
 promoter favours (existing format: ``{"ts", "snippet", "source_type"}`` a line).
 
-Appends are durable and best effort: a recall signal must never fail a search. The file rotates
+Appends are atomic (one write under the writers' lock) and best effort: a recall signal must
+never fail or slow a search, so they are not fsync'd. The file rotates
 at a size setting (``MEMORY_RECALL_LOG_MAX_BYTES``, default 5 MB): the current file becomes
 ``recall_log.jsonl.1`` (replacing the previous one) and a new file starts, so the signal keeps
 about two files' worth of recent recalls and never grows without bound.
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory_assets.core.durable import append_durable, file_lock, fsync_dir
+from memory_assets.core.durable import append_durable, file_lock
 
 SNIPPET_CHARS = 160
 
@@ -36,7 +37,6 @@ def log_recalls(path: Path, recalls: Iterable[tuple[str, str]], max_bytes: int) 
         with file_lock(path):
             if path.exists() and path.stat().st_size >= max_bytes:
                 os.replace(path, rotated(path))
-                fsync_dir(path.parent)
-            append_durable(path, lines)
+            append_durable(path, lines, sync=False)  # a best-effort signal: no fsync on the read path
     except OSError:
         pass

@@ -6,7 +6,7 @@ import pytest
 
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import EmptyIndexError, search
+from memory_assets.core.index.retrieval import EmptyIndexError, flush_recalls, search
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import append_tombstone
@@ -66,6 +66,7 @@ def test_the_read_path_never_writes_the_index_and_logs_recalls(settings: Setting
     version = indexer.store.version()
     hits = search(indexer.store, "peanuts", embedder=indexer.embedder, settings=settings, limit=2)
     assert indexer.store.version() == version
+    flush_recalls()  # the recall signal is written off the search's path
     lines = [json.loads(x) for x in settings.recall_log_path.read_text().splitlines()]
     assert [x["snippet"] for x in lines] == [h.content[:160] for h in hits]
     assert set(lines[0]) == {"ts", "snippet", "source_type"}
@@ -157,6 +158,7 @@ def test_the_recall_log_rotates_at_its_size(settings: Settings, indexer: Indexer
     small = Settings.load(settings.home, recall_log_max_bytes="400")
     for _ in range(12):
         search(indexer.store, "bees", embedder=indexer.embedder, settings=small)
+    flush_recalls()
     current, previous = small.recall_log_path, rotated(small.recall_log_path)
     assert previous.exists() and current.stat().st_size <= 400 + 200
     lines = [json.loads(x) for x in (previous.read_text() + current.read_text()).splitlines()]
