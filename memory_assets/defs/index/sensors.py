@@ -19,6 +19,7 @@ Run keys carry a generation stored in the cursor, so a re-evaluated tick dedupes
 request for the same content (a retry, a restored file) gets a new run.
 """
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -59,11 +60,16 @@ IN_FLIGHT = {
     dg.DagsterRunStatus.CANCELING,
     dg.DagsterRunStatus.SUSPENDED,
 }
-EMPTY_DIGEST = FilePlan("archive", "", ARCHIVE).digest()
+DIGEST_CHARS = 16
+EMPTY_DIGEST = FilePlan("archive", "", ARCHIVE).digest()[:DIGEST_CHARS]
 
 
 def _now() -> float:
     return time.time()
+
+
+def _short(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 def _sig(path_sig: tuple[int, int, int] | None) -> str:
@@ -72,7 +78,9 @@ def _sig(path_sig: tuple[int, int, int] | None) -> str:
 
 @dataclass
 class Cursor:
-    # key -> [file stat signature, inputs signature, digest, ...]: a digest is reused while both match
+    # key -> [file stat signature, inputs signature, digest, ...]: a digest is reused while both
+    # match. Digests are kept to 16 hex characters (64 bits), signatures to 8, so 1,000 logs take
+    # about 60 KB.
     files: dict[str, list[Any]] = field(default_factory=dict)
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> request in flight
     aux: dict[str, str] = field(default_factory=dict)  # external assets' signatures
@@ -119,7 +127,8 @@ class Freshness:
 
     def up_to_date(self, key: str, digest: str | None) -> bool:
         """``digest`` None: the file is gone, so the index is up to date once it forgot the file."""
-        fresh = key not in self.state if digest is None else self.state.get(key) == digest
+        recorded = self.state.get(key)
+        fresh = recorded is None if digest is None else (recorded or "")[:DIGEST_CHARS] == digest
         if fresh:
             self.cursor.pending.pop(key, None)
         return fresh
@@ -182,7 +191,9 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
     indexer = Indexer(settings)
     state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
     # Every day's rows depend on the tombstones and the watermark too.
-    inputs = _sig(stat_signature(settings.tombstones_path)) + "|" + _sig(stat_signature(settings.log_md))
+    inputs = _short(
+        _sig(stat_signature(settings.tombstones_path)) + "|" + _sig(stat_signature(settings.log_md))
+    )
     freshness = Freshness(context, cursor, state)
     watermark = indexer.watermark()
     first, today = partitions_start(), datetime.now(UTC).date()
@@ -201,11 +212,11 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
             digest = None
         else:
             cached = cursor.files.get(key)
-            if cached is not None and cached[:2] == [_sig(sig), inputs]:
+            if cached is not None and cached[:2] == [_short(_sig(sig)), inputs]:
                 digest, facts = cached[2], cached[3]
             else:
                 plan = indexer.plan_day(day, indexer.tombstones(), watermark, read_watermark_file=False)
-                digest, facts = plan.digest(), len(plan.rows) + plan.tombstoned
+                digest, facts = plan.digest()[:DIGEST_CHARS], len(plan.rows) + plan.tombstoned
                 if cached is None or cached[3] != facts:  # the log gained facts (a touch is no change)
                     events.append(
                         dg.AssetMaterialization(
@@ -214,7 +225,7 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
                             metadata={"size": sig[1], "facts": facts, "skipped_lines": plan.skipped_lines},
                         )
                     )
-            files[key] = [_sig(sig), inputs, digest, facts]
+            files[key] = [_short(_sig(sig)), inputs, digest, facts]
         if not first <= day <= today:
             if day.isoformat() not in cursor.outside:
                 cursor.outside.append(day.isoformat())
@@ -271,7 +282,7 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     indexer = Indexer(settings)
     state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
     # A page's rows depend on the tombstones and on today's date (stale_after passing) too.
-    inputs = _sig(stat_signature(settings.tombstones_path)) + "|" + indexer.today.isoformat()
+    inputs = _short(_sig(stat_signature(settings.tombstones_path)) + "|" + indexer.today.isoformat())
     freshness = Freshness(context, cursor, state)
     paths = {f"notebook:{rel}": settings.notebook_dir / rel for rel in list_pages(settings.notebook_dir)}
     paths |= {f"{label}:{name}": settings.memory_dir / name for name, label in CORE_FILES.items()}
@@ -287,13 +298,13 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
         digest: str | None = None
         if sig is not None:
             cached = cursor.files.get(key)
-            if cached is not None and cached[:2] == [_sig(sig), inputs]:
+            if cached is not None and cached[:2] == [_short(_sig(sig)), inputs]:
                 digest = cached[2]
             else:
                 plan = indexer.plan_key(key, indexer.tombstones())
-                digest = plan.digest() if plan is not None else None
+                digest = plan.digest()[:DIGEST_CHARS] if plan is not None else None
             if digest is not None:
-                files[key] = [_sig(sig), inputs, digest]
+                files[key] = [_short(_sig(sig)), inputs, digest]
         if freshness.up_to_date(key, digest):
             continue
         attempt = freshness.due(key, digest)
