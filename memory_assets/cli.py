@@ -57,12 +57,17 @@ def cmd_init(args: argparse.Namespace) -> dict[str, Any]:
     return {"home": str(settings.home), "created": [str(p) for p in created]}
 
 
-def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
+def _indexer(args: argparse.Namespace, embed: bool = False) -> Any:
+    """The indexer of an initialised home (with the configured embedder when ``embed``)."""
     from memory_assets.core.index.indexer import Indexer
 
     settings = _settings(args)
     settings.require_initialised()
-    indexer = Indexer(settings, _store(settings), _embedder(settings))
+    return Indexer(settings, _store(settings), _embedder(settings) if embed else None)
+
+
+def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
+    indexer = _indexer(args, embed=True)
     result = indexer.sweep(full=args.full)
     for warning in result.warnings:
         logging.getLogger("memory_assets").warning(warning)
@@ -87,11 +92,7 @@ def _hit_dict(hit: Any) -> dict[str, Any]:
 
 
 def cmd_migrate(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.index.indexer import Indexer
-
-    settings = _settings(args)
-    settings.require_initialised()
-    indexer = Indexer(settings, _store(settings))
+    indexer = _indexer(args)
     if not indexer.store.exists():
         return {"migrated": False, "reason": "no index table yet: nothing to migrate"}
     before = indexer.store.version()
@@ -101,11 +102,7 @@ def cmd_migrate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_optimize(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.index.indexer import Indexer
-
-    settings = _settings(args)
-    settings.require_initialised()
-    indexer = Indexer(settings, _store(settings))
+    indexer = _indexer(args)
     if not indexer.store.exists():
         return {"optimized": False, "reason": "no index table yet: run `memory-assets reindex`"}
     indexer.store.require_current("optimize")

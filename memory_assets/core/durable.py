@@ -140,18 +140,8 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     The caller holds ``file_lock(path)`` when the new content was derived from the old
     (read-modify-write); a plain replace needs no lock.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    replace_durable(path, lambda tmp: tmp.write_bytes(payload))
 
 
 def replace_durable(path: Path, write: Callable[[Path], object]) -> None:

@@ -1,8 +1,10 @@
 """Text normalisation and deterministic ids shared by every format and the indexer."""
 
 import hashlib
+import json
 import re
 import unicodedata
+from typing import Any
 
 _WS = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
@@ -21,6 +23,18 @@ def fold(text: str) -> str:
     """Lexical comparison form: NFKC, lower case, punctuation folded to spaces, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", text).lower()
     return _WS.sub(" ", _PUNCT.sub(" ", text)).strip()
+
+
+def json_object(text: object) -> dict[str, Any]:
+    """``text`` parsed as a JSON object; {} for anything else (not a string, not JSON, not an object).
+    For the metadata JSON of rows, where a bad value must never fail a read."""
+    if not isinstance(text, str):
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def stable_id(*parts: object) -> str:

@@ -15,7 +15,6 @@ is. A check that needs the migrated columns fails with a problem naming ``memory
 rather than raising. ``logs_append_only`` writes the ledger (only ever extending it).
 """
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -40,7 +39,7 @@ from memory_assets.core.index.store import (
     quote,
 )
 from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.text import normalise
+from memory_assets.core.text import json_object, normalise
 from memory_assets.settings import Settings
 
 Severity = Literal["error", "warn"]
@@ -104,16 +103,6 @@ class _Row:
     content: str | None = None
 
 
-def _meta(text: object) -> dict[str, Any]:
-    if not isinstance(text, str):
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _rows(store: MemoryStore, content: bool) -> tuple[list[_Row], bool]:
     """Every row's id and source (and content), and whether the table is assistant-era. On such a
     table the source comes from each row's metadata JSON; nothing is written either way."""
@@ -128,7 +117,7 @@ def _rows(store: MemoryStore, content: bool) -> tuple[list[_Row], bool]:
         legacy = False
     else:
         data = store.scan(["id", *(["metadata"] if "metadata" in names else []), *extra]).to_pydict()
-        meta = [_meta(m) for m in data.get("metadata", [None] * len(data["id"]))]
+        meta = [json_object(m) for m in data.get("metadata", [None] * len(data["id"]))]
         types = [m.get("source_type") if isinstance(m.get("source_type"), str) else None for m in meta]
         files = [m.get("source_file") if isinstance(m.get("source_file"), str) else None for m in meta]
         legacy = True

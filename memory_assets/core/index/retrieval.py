@@ -20,7 +20,6 @@ The read path never writes to the index and never migrates a table: an assistant
 searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotated by size).
 """
 
-import json
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +36,7 @@ from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, quote
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.text import normalise
+from memory_assets.core.text import json_object, normalise
 from memory_assets.settings import Settings
 
 SEMANTIC_WEIGHT = 0.7
@@ -291,11 +290,7 @@ def _matrix(column: pa.ChunkedArray) -> np.ndarray:
 
 def _legacy_row(row: dict[str, Any]) -> dict[str, Any]:
     """An assistant-era row, read as it is: its source and date come from its metadata JSON."""
-    try:
-        meta = json.loads(row.get("metadata") or "{}")
-    except ValueError:
-        meta = {}
-    meta = meta if isinstance(meta, dict) else {}
+    meta = json_object(row.get("metadata"))
     created = row.get("created_at")
     source_file = meta.get("source_file")
     day = meta.get("source_date") or (source_file[:10] if isinstance(source_file, str) else None)

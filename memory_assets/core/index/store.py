@@ -16,7 +16,6 @@ that need the new columns raise ``LegacyTableError`` naming ``memory-assets migr
 an explicit step the indexer owns (``reindex`` and ``migrate`` run it).
 """
 
-import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import pyarrow as pa
 
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
+from memory_assets.core.text import json_object
 
 TABLE_ID_KEY = b"memory_assets.table_id"
 MODEL_KEY = b"memory_assets.embedding_model"
@@ -234,7 +234,9 @@ class MemoryStore:
         old = self._table.to_arrow()
         width = old.schema.field("vector").type.list_size
         meta = (
-            [_loads(m) for m in old.column("metadata").to_pylist()] if "metadata" in old.schema.names else []
+            [json_object(m) for m in old.column("metadata").to_pylist()]
+            if "metadata" in old.schema.names
+            else []
         )
         n = old.num_rows
         columns: dict[str, Any] = {}
@@ -545,6 +547,7 @@ class ReadFacts:
                 "model with `memory-assets reindex --full`."
             )
 
+
 def _create_scalar_indexes(table: Any, replace: bool) -> None:
     """Full text on content; scalar indexes on what reads and the diff filter on."""
     from lancedb.index import FTS, Bitmap, BTree
@@ -558,16 +561,6 @@ def _create_scalar_indexes(table: Any, replace: bool) -> None:
 
 def _in(values: Iterable[str]) -> str:
     return ", ".join(quote(v) for v in values)
-
-
-def _loads(text: object) -> dict[str, Any]:
-    if not isinstance(text, str):
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _date_of(source_file: object) -> str | None:

@@ -37,7 +37,7 @@ def read_tombstones(path: Path) -> Tombstones:
         content, problem = _parse(line)
         if content is None:
             warnings.append(
-                f'{path} line {number}: not a tombstone ({problem}); expected a JSON object like '
+                f"{path} line {number}: not a tombstone ({problem}); expected a JSON object like "
                 '{"content": "the text to forget"}. Skipped; fix or delete the line. The file was not modified.'
             )
             continue
