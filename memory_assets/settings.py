@@ -50,6 +50,21 @@ class Settings:
     recall_log_max_bytes: int = 5_000_000  # the recall log rotates (one previous file kept) past this size
     version_retention_days: float = 1.0  # optimize prunes table versions older than this
     search_max_chars: int = 2000  # a hit's content is cut to this many characters (``truncated: true``)
+    # The write path: how many known facts the extraction sees, and how long recalling them may take.
+    known_facts_limit: int = 10
+    recall_timeout_s: float = 2.0
+    # An OpenAI-compatible chat endpoint for extraction (and, later, the dream); unset = the
+    # deterministic built-ins. The key is read from the environment variable named by llm_key_var.
+    llm_url: str | None = None
+    llm_model: str | None = None
+    llm_key_var: str = "MEMORY_LLM_API_KEY"
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_timeout_s: float = 30.0
+    # Paths that default to their place in the home, each overridable.
+    confirmations_file: Path | None = None
+    superseded_file: Path | None = None
+    dream_state_file: Path | None = None
+    memory_md_file: Path | None = None
 
     @property
     def archive_dir(self) -> Path:
@@ -66,6 +81,30 @@ class Settings:
     @property
     def recall_log_path(self) -> Path:
         return self.state_dir / "recall_log.jsonl"
+
+    @property
+    def confirmations_path(self) -> Path:
+        """``.state/confirmations.jsonl``: restatements the write path recorded instead of logging."""
+        return self.confirmations_file or self.state_dir / "confirmations.jsonl"
+
+    @property
+    def superseded_path(self) -> Path:
+        """``.state/superseded.txt``: the dream's hand-off of the log lines it folded into pages."""
+        return self.superseded_file or self.state_dir / "superseded.txt"
+
+    @property
+    def dream_state_path(self) -> Path:
+        """``.state/dream_state.json``: the dream's persisted pacing state."""
+        return self.dream_state_file or self.state_dir / "dream_state.json"
+
+    @property
+    def memory_md_path(self) -> Path:
+        """The core file ``MEMORY.md`` (generated zone plus a person's manual zone)."""
+        return self.memory_md_file or self.memory_dir / "MEMORY.md"
+
+    def core_file_path(self, filename: str) -> Path:
+        """Where a core file (``persona.md``, ``user.md``, ``MEMORY.md``) lives."""
+        return self.memory_md_path if filename == "MEMORY.md" else self.memory_dir / filename
 
     @property
     def log_md(self) -> Path:
@@ -116,6 +155,7 @@ class Settings:
             memory_dir = root / "memory"
             index_uri = str(root / "index")
         notebook = overrides.get("notebook_dir") or env.get("MEMORY_NOTEBOOK_DIR")
+        key_var = overrides.get("llm_key_var") or env.get("MEMORY_LLM_KEY_VAR") or "MEMORY_LLM_API_KEY"
         return cls(
             home=root,
             profile=profile,
@@ -132,7 +172,24 @@ class Settings:
             recall_log_max_bytes=_number(env, overrides, "MEMORY_RECALL_LOG_MAX_BYTES", 5_000_000, int),
             version_retention_days=_number(env, overrides, "MEMORY_VERSION_RETENTION_DAYS", 1.0, float),
             search_max_chars=_number(env, overrides, "MEMORY_SEARCH_MAX_CHARS", 2000, int),
+            known_facts_limit=_number(env, overrides, "MEMORY_KNOWN_FACTS_LIMIT", 10, int),
+            recall_timeout_s=_number(env, overrides, "MEMORY_RECALL_TIMEOUT_S", 2.0, float),
+            llm_url=overrides.get("llm_url") or env.get("MEMORY_LLM_URL") or None,
+            llm_model=overrides.get("llm_model") or env.get("MEMORY_LLM_MODEL") or None,
+            llm_key_var=key_var,
+            llm_api_key=env.get(key_var) or env.get("OPENAI_API_KEY") or None,
+            llm_timeout_s=_number(env, overrides, "MEMORY_LLM_TIMEOUT_S", 30.0, float),
+            confirmations_file=_path(env, overrides, "MEMORY_CONFIRMATIONS_PATH"),
+            superseded_file=_path(env, overrides, "MEMORY_SUPERSEDED_PATH"),
+            dream_state_file=_path(env, overrides, "MEMORY_DREAM_STATE_PATH"),
+            memory_md_file=_path(env, overrides, "MEMORY_MD_PATH"),
         )
+
+
+def _path(env: Mapping[str, str], overrides: Mapping[str, str], name: str) -> Path | None:
+    """An explicit path from an override (keyed by the setting's name) or the environment."""
+    raw = overrides.get(name.removeprefix("MEMORY_").lower()) or env.get(name)
+    return Path(raw).expanduser().absolute() if raw else None
 
 
 def _number(

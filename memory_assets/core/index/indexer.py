@@ -187,7 +187,7 @@ class Indexer:
 
     def plan_core(self, filename: str, tombstones: Tombstones | None = None) -> FilePlan:
         tombs = tombstones if tombstones is not None else self.tombstones()
-        return plan_core_file(self.settings.memory_dir, filename, tombs, self.today)
+        return plan_core_file(self.settings.core_file_path(filename), tombs, self.today)
 
     def plan_everything(
         self, tombstones: Tombstones | None = None, extra_keys: Iterable[str] = ()

@@ -200,11 +200,11 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
     return plan
 
 
-def plan_core_file(memory_dir: Path, filename: str, tombstones: Tombstones, today: date) -> FilePlan:
+def plan_core_file(path: Path, tombstones: Tombstones, today: date) -> FilePlan:
     """Rows for persona.md, user.md or MEMORY.md (MEMORY.md chunked per zone)."""
+    filename = path.name
     label = CORE_FILES[filename]
     plan = FilePlan(label, filename, CORE_FILE)
-    path = memory_dir / filename
     if not path.is_file():
         plan.exists = False
         return plan

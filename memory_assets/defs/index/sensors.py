@@ -285,12 +285,12 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     inputs = _short(_sig(stat_signature(settings.tombstones_path)) + "|" + indexer.today.isoformat())
     freshness = Freshness(context, cursor, state)
     paths = {f"notebook:{rel}": settings.notebook_dir / rel for rel in list_pages(settings.notebook_dir)}
-    paths |= {f"{label}:{name}": settings.memory_dir / name for name, label in CORE_FILES.items()}
+    paths |= {f"{label}:{name}": settings.core_file_path(name) for name, label in CORE_FILES.items()}
     for key in state:
         if key.startswith("notebook:"):
             paths.setdefault(key, settings.notebook_dir / key.removeprefix("notebook:"))
         elif key.partition(":")[2] in CORE_FILES:
-            paths.setdefault(key, settings.memory_dir / key.partition(":")[2])
+            paths.setdefault(key, settings.core_file_path(key.partition(":")[2]))
     files: dict[str, list[str]] = {}
     due: dict[str, list[tuple[str, str | None, int]]] = {"vault_index": [], "core_file_index": []}
     for key, path in sorted(paths.items()):
