@@ -16,6 +16,13 @@ Commands:
                               clusters.parquet and report.json beside the index
     check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, ids
                               unique, nothing tombstoned indexed, table bounded); exit 1 on a failure
+    memory-md show|edit       MEMORY.md's zones; edit [--who ID] (--text TEXT | --file PATH) makes the
+                              manual zone the given text under a `verified: human:<id>` stamp
+    write-turn --user TEXT    one conversation turn through the write path ([--assistant TEXT]
+                              [--chat-id ID] [--at ISO]: --at replays it into that day's log)
+    remember TEXT             one fact through the classifier ([--category C]); written or confirmed
+    ingest-transcripts        every new user turn of transcripts/*.jsonl through the write path,
+                              oldest first, exactly once ([--session ID] [--limit N])
 """
 
 import argparse
@@ -201,6 +208,108 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if any(o.blocking for o in outcomes) else 0
 
 
+def cmd_memory_md(args: argparse.Namespace) -> Any:
+    """``memory-md show`` prints MEMORY.md's zones; ``memory-md edit`` is a person's edit: the manual
+    zone becomes the given text under a fresh ``verified: human:<id>`` stamp (generated zone kept)."""
+    from memory_assets.core.knowledge.memory_md import LAYOUTS, read_zones, stamp_human_edit
+
+    settings = _settings(args)
+    settings.require_initialised()
+    path = settings.memory_md_path
+    if args.md_action == "edit":
+        text = args.text
+        if args.file:
+            source = Path(args.file)
+            if not source.is_file():
+                raise SettingsError(f"--file {source}: no such file")
+            text = source.read_text(encoding="utf-8")
+        return stamp_human_edit(path, text, args.who or settings.user_id).to_dict()
+    view = read_zones(path)
+    if args.json:
+        return view.to_dict()
+    print(f"{path}: {LAYOUTS[view.layout]}")
+    if view.generated is not None:
+        print("--- generated zone ---")
+        print(view.generated.strip("\r\n"))
+    stamps = ", ".join(f"human:{s['who']} at {s['at']}" for s in view.stamps) or "not verified by a person"
+    print(f"--- manual zone ({stamps}) ---")
+    print(view.manual.strip("\r\n"))
+    return None
+
+
+def _write_path_parts(settings: Settings) -> tuple[Any, Any]:
+    """The store and an embedder already loaded (so the first recall is not cut short by the
+    model's load); the embedder is None when the model cannot load: facts are still written."""
+    embedder = _embedder(settings)
+    try:
+        _ = embedder.dimension
+    except Exception as exc:
+        logging.getLogger("memory_assets").warning(
+            f"embedding model unavailable ({exc}); recall is full-text only and the day is not reindexed"
+        )
+        embedder = None
+    return _store(settings), embedder
+
+
+def _turn_json(result: Any) -> dict[str, Any]:
+    keys = ("content", "category", "outcome", "similarity", "matched", "matched_source")
+    out = result.to_dict()
+    out["facts"] = [{k: fact[k] for k in keys} for fact in out["facts"]]
+    out["counts"] = result.counts()
+    return out
+
+
+def _process(args: argparse.Namespace, turn: Any, extractor: Any) -> dict[str, Any]:
+    from memory_assets.core.write_path.process import process_turn
+
+    settings = _settings(args)
+    settings.require_initialised()
+    store, embedder = _write_path_parts(settings)
+    return _turn_json(process_turn(turn, settings, extractor=extractor, store=store, embedder=embedder))
+
+
+def cmd_write_turn(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.write_path.chat_extractor import make_extractor
+    from memory_assets.core.write_path.extraction import Turn
+
+    turn = Turn(args.user, args.assistant or "", args.chat_id, args.at)
+    return _process(args, turn, make_extractor(_settings(args)))
+
+
+def cmd_remember(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn
+
+    fact = ExtractedFact(" ".join(args.text.split()), args.category or "general", importance=args.importance)
+    return _process(args, Turn(args.text, chat_id=args.chat_id, at=args.at), GivenFacts([fact]))
+
+
+def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.write_path.chat_extractor import make_extractor
+    from memory_assets.core.write_path.ingest import ingest_transcripts
+
+    settings = _settings(args)
+    settings.require_initialised()
+    store, embedder = _write_path_parts(settings)
+    result = ingest_transcripts(
+        settings,
+        make_extractor(settings),
+        store=store,
+        embedder=embedder,
+        sessions=set(args.session) if args.session else None,
+        limit=args.limit,
+    )
+    for warning in result.warnings:
+        logging.getLogger("memory_assets").warning(warning)
+    return result.summary()
+
+
+def _utc(text: str) -> Any:
+    from datetime import UTC, datetime
+
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
 def _print_human(result: Any) -> None:
     if isinstance(result, list):
         for i, row in enumerate(result, 1):
@@ -285,6 +394,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept a daily log's current text (an intended repair) before checking (repeatable)",
     )
     p.set_defaults(func=cmd_check)
+    p = command("memory-md", "MEMORY.md: show its zones, or stamp a person's edit into the manual zone")
+    actions = p.add_subparsers(dest="md_action", required=True, metavar="ACTION")
+    actions.add_parser("show", help="print the generated and the manual zone", parents=[common])
+    edit = actions.add_parser(
+        "edit", help="replace the manual zone with your text, stamped verified: human:<id>", parents=[common]
+    )
+    edit.add_argument("--who", help="your plain id for the stamp (default: the home's user id)")
+    given = edit.add_mutually_exclusive_group(required=True)
+    given.add_argument("--text", help="the manual zone's new text")
+    given.add_argument("--file", help="read the manual zone's new text from this UTF-8 file")
+    p.set_defaults(func=cmd_memory_md)
+    p = command("write-turn", "one conversation turn through the write path")
+    p.add_argument("--user", required=True, help="what the user said")
+    p.add_argument("--assistant", help="what the assistant answered (context only, never a source of facts)")
+    p.add_argument(
+        "--chat-id", default="cli", help="the conversation's id (its first 8 characters head the block)"
+    )
+    p.add_argument("--at", type=_utc, help="when the turn happened (ISO; UTC if no offset): its day's log")
+    p.set_defaults(func=cmd_write_turn)
+    p = command("remember", "one fact through the classifier: written, or recorded as a confirmation")
+    p.add_argument("text", help="the fact, one sentence")
+    p.add_argument("--category", help="personal, preference, goal, context, technical or interaction")
+    p.add_argument("--importance", type=float, default=0.5, help="0-1; 0.7 or more refreshes MEMORY.md")
+    p.add_argument("--chat-id", default="cli")
+    p.add_argument("--at", type=_utc, help="when (ISO): its day's log")
+    p.set_defaults(func=cmd_remember)
+    p = command("ingest-transcripts", "every new user turn of the transcripts through the write path")
+    p.add_argument("--session", action="append", help="only this session (repeatable)")
+    p.add_argument("--limit", type=int, help="at most this many turns in this run")
+    p.set_defaults(func=cmd_ingest_transcripts)
     return parser
 
 

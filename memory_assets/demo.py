@@ -58,6 +58,53 @@ MEMORY_MD = (
 )
 
 
+# Three weeks of what a user tells the assistant: statements, restatements (which the write path
+# should record as confirmations, not new lines), updates carrying a new specific (revisions),
+# and small talk and questions (which yield nothing). The assistant's replies are never sources.
+TRANSCRIPT_TURNS: list[str] = [
+    "I live in Lisbon and I work remotely as a data engineer.",
+    "What's the weather like tomorrow?",
+    "I prefer metric units in all answers.",
+    "My sister Ana lives in Porto.",
+    "Thanks, that was helpful!",
+    "I'm training for a marathon.",
+    "I prefer metric units in all answers.",
+    "I'm allergic to peanuts.",
+    "Can you summarise this article for me?",
+    "I live in Lisbon and I work remotely as a data engineer.",
+    "I'm training for a marathon in October 2027.",
+    "I use Dagster and LanceDB for my memory pipeline.",
+    "My sister Ana lives in Porto.",
+    "I prefer concise answers with code examples.",
+    "I'm allergic to peanuts.",
+    "I want to finish the marathon training plan by October.",
+    "I use Dagster 1.13 and LanceDB 0.40 for my memory pipeline.",
+    "Good morning!",
+    "I prefer metric units in all answers.",
+    "I moved to Berlin in 2026.",
+    "I'm allergic to peanuts.",
+]
+
+
+def seed_transcripts(settings: Settings, today: date) -> bool:
+    """Write three weeks of sample transcripts (one session a week) unless there are transcripts."""
+    if any(settings.transcripts_dir.glob("*.jsonl")):
+        return False
+    settings.transcripts_dir.mkdir(parents=True, exist_ok=True)
+    start = today - timedelta(days=21)
+    for week in range(3):
+        lines = []
+        for n, text in enumerate(TRANSCRIPT_TURNS[week * 7 : week * 7 + 7]):
+            at = datetime(start.year, start.month, start.day, 9, tzinfo=UTC) + timedelta(days=week * 7 + n)
+            lines.append(json.dumps({"ts": at.isoformat(), "role": "user", "content": text}))
+            reply = {"ts": (at + timedelta(seconds=5)).isoformat(), "role": "assistant", "content": "Noted."}
+            lines.append(json.dumps(reply))
+        (settings.transcripts_dir / f"demo-week-{week + 1}.jsonl").write_text(
+            "\n".join(lines) + "\n", encoding="utf-8"
+        )
+    return True
+
+
 def seed(settings: Settings, today: date) -> bool:
     """Write demo data unless the home already has daily logs. Returns whether it wrote."""
     if list_logs(settings.archive_dir):
@@ -126,6 +173,11 @@ def main() -> int:
     today = datetime.now(UTC).date()
     init_home(settings)
     seeded = seed(settings, today)
+    seed_transcripts(settings, today)
+    # The transcripts replay into days older than the seeded logs; give them day partitions in this
+    # process too (a later `make ui` starts the partitions at the oldest log, which includes them).
+    oldest = min([d for d, _ in list_logs(settings.archive_dir)] + [today - timedelta(days=21)])
+    os.environ.setdefault("MEMORY_PARTITIONS_START", oldest.isoformat())
     # Imported after seeding: the day partitions start at the home's oldest log when definitions load.
     import dagster as dg
 
@@ -148,6 +200,17 @@ def main() -> int:
             f"(model ran on {meta['computed'].value}) "
             f"deleted={meta['deleted'].value}"
         )
+    result = defs.resolve_job_def("write_path").execute_in_process(instance=instance, run_config=quiet)
+    [meta] = [
+        m.metadata
+        for m in result.asset_materializations_for_node("write_path")
+        if m.asset_key == dg.AssetKey("write_path")
+    ]
+    print(
+        f"  write_path: {meta['turns'].value} transcript turns -> {meta['new'].value} new facts, "
+        f"{meta['revision'].value} revisions, {meta['confirmation'].value} confirmations "
+        f"(recorded in .state/confirmations.jsonl, not logged again)"
+    )
     for name in ("index_files", "optimize_index", "dedup_measurement"):
         result = defs.resolve_job_def(name).execute_in_process(instance=instance, run_config=quiet)
         print(f"  {name}: {'success' if result.success else 'FAILED'}")

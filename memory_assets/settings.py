@@ -98,6 +98,11 @@ class Settings:
         return self.dream_state_file or self.state_dir / "dream_state.json"
 
     @property
+    def write_path_state_path(self) -> Path:
+        """``.state/write_path.json``: how far each transcript has been ingested, and the turn in flight."""
+        return self.state_dir / "write_path.json"
+
+    @property
     def memory_md_path(self) -> Path:
         """The core file ``MEMORY.md`` (generated zone plus a person's manual zone)."""
         return self.memory_md_file or self.memory_dir / "MEMORY.md"

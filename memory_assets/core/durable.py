@@ -23,6 +23,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -60,9 +61,14 @@ def _counts() -> dict[str, tuple[int, bool]]:
     return _held.counts
 
 
+class LockTimeout(TimeoutError):
+    """A lock was not free within the time the caller was willing to wait."""
+
+
 @contextmanager
-def named_lock(name: str, shared: bool = False) -> Iterator[None]:
-    """An exclusive (or shared) lock on ``name`` across processes and threads; re-entrant per thread."""
+def named_lock(name: str, shared: bool = False, timeout: float | None = None) -> Iterator[None]:
+    """An exclusive (or shared) lock on ``name`` across processes and threads; re-entrant per thread.
+    ``timeout``: give up after that many seconds (``LockTimeout``) instead of waiting forever."""
     counts = _counts()
     if name in counts:
         depth, held_shared = counts[name]
@@ -77,8 +83,22 @@ def named_lock(name: str, shared: bool = False) -> Iterator[None]:
                 del counts[name]
         return
     path = _lock_path(name)
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        if timeout is None:
+            fcntl.flock(fh, mode)
+        else:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fh, mode | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockTimeout(
+                            f"lock {name!r} still held by another writer after {timeout} s"
+                        ) from None
+                    time.sleep(0.02)
         counts[name] = (1, shared)
         try:
             yield

@@ -4,6 +4,7 @@ Inert unless ``MEMORY_FAILPOINTS`` is set in the process's environment (a dict l
 otherwise). Its value is ``name=action`` pairs separated by ``;``:
 
 * ``kill``: the process SIGKILLs itself at that point (a crash: no cleanup, no finally blocks);
+  ``kill@N``: the same, the Nth time the point is reached in this process;
 * ``pause:/path/to/barrier``: create ``/path/to/barrier.reached``, then wait until
   ``/path/to/barrier`` exists (a barrier a test releases, to interleave two real processes);
 * ``raise``: raise ``FailpointError``.
@@ -11,7 +12,8 @@ otherwise). Its value is ``name=action`` pairs separated by ``;``:
 Failpoints in the code (grep ``failpoint(``): ``index.planned`` (a file's plan made, before its
 lock), ``index.locked`` (the lock held and the plan re-made, before embedding),
 ``index.embedded`` (vectors computed, nothing written), ``index.deleted`` (the delete
-committed, the add not yet).
+committed, the add not yet), ``write_path.intent`` (a transcript turn's bytes recorded as pending,
+not yet appended), ``write_path.appended`` (appended, the session's offset not yet moved).
 """
 
 import os
@@ -21,6 +23,7 @@ from pathlib import Path
 
 ENV = "MEMORY_FAILPOINTS"
 PAUSE_TIMEOUT_S = 300
+_reached: dict[str, int] = {}
 
 
 class FailpointError(RuntimeError):
@@ -44,7 +47,11 @@ def failpoint(name: str) -> None:
     action = _actions().get(name)
     if not action:
         return
-    if action == "kill":
+    _reached[name] = _reached.get(name, 0) + 1
+    if action.startswith("kill@"):
+        if _reached[name] == int(action.removeprefix("kill@")):
+            os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "raise":
         raise FailpointError(f"failpoint {name} raised")

@@ -25,6 +25,15 @@ def fold(text: str) -> str:
     return _WS.sub(" ", _PUNCT.sub(" ", text)).strip()
 
 
+def clean_text(text: object) -> str:
+    """Text safe to store and match: a string with lone surrogates replaced (U+FFFD) and control
+    characters other than newline and tab turned into spaces. Anything else becomes ''."""
+    if not isinstance(text, str):
+        return ""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return "".join(c if c.isprintable() or c in "\n\t" else " " for c in text)
+
+
 def json_object(text: object) -> dict[str, Any]:
     """``text`` parsed as a JSON object; {} for anything else (not a string, not JSON, not an object).
     For the metadata JSON of rows, where a bad value must never fail a read."""

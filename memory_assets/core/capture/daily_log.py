@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from memory_assets.core.durable import append_durable
+from memory_assets.core.text import clean_text
 from memory_assets.core.textfile import read_text
 
 FACT_RE = re.compile(r"^-\s*\[([^\]]+)\]\s*(.*)$")
@@ -112,7 +113,9 @@ def read_daily_log(path: Path, name: str | None = None) -> ParsedLog:
 
 
 def _clean(text: str) -> str:
-    return " ".join(text.split())
+    """One line of valid UTF-8 text: lone surrogates replaced, control characters and runs of
+    whitespace (newlines included) folded to single spaces."""
+    return " ".join(clean_text(text).split())
 
 
 def sanitise_fact(content: str, category: str | None = None, tags: Iterable[str] = ()) -> LogFact:
@@ -138,25 +141,46 @@ def format_fact_line(fact: LogFact) -> str:
     return line
 
 
-def append_facts(
-    archive_dir: Path, chat_id: str, facts: Iterable[LogFact], now: datetime | None = None
-) -> Path | None:
-    """Append one conversation block to today's (UTC) log; create the log with its H1 if new.
+@dataclass(frozen=True)
+class LogBlock:
+    """One conversation block, exactly as it is appended to its day's log."""
 
-    Append-only and durable: the block is appended under the log's writers' lock and fsync'd
-    before this returns (``durable.append_durable``); the file is never rewritten.
-    Returns the log's path, or None when there was nothing to write.
-    """
-    now = now or datetime.now(UTC)
+    day: date
+    header: str  # the log's H1, written first when the log is new or empty
+    text: str  # the block: a blank line, ``## HH:MM — chat``, a blank line, the fact lines
+
+    @property
+    def filename(self) -> str:
+        return f"{self.day.isoformat()}.md"
+
+
+def format_block(chat_id: str, facts: Iterable[LogFact], now: datetime | None = None) -> LogBlock | None:
+    """The block for one conversation turn on ``now``'s UTC day; None when no fact has content."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
     lines = [format_fact_line(f) for f in facts if _clean(f.content)]
     if not lines:
         return None
-    day = now.astimezone(UTC).date().isoformat()
-    path = archive_dir / f"{day}.md"
+    day = now.date()
+    text = f"\n## {now:%H:%M} — {chat_id[:8]}\n\n" + "\n".join(lines) + "\n"
+    return LogBlock(day, f"# Daily Log - {day.isoformat()}\n", text)
+
+
+def append_block(archive_dir: Path, block: LogBlock) -> Path:
+    """Append ``block`` to its day's log (creating the log with its H1 if new): append-only and
+    durable, under the log's writers' lock, fsync'd before this returns; never rewritten."""
     archive_dir.mkdir(parents=True, exist_ok=True)
-    block = f"\n## {now.astimezone(UTC):%H:%M} — {chat_id[:8]}\n\n" + "\n".join(lines) + "\n"
-    append_durable(path, block, header=f"# Daily Log - {day}\n")
+    path = archive_dir / block.filename
+    append_durable(path, block.text, header=block.header)
     return path
+
+
+def append_facts(
+    archive_dir: Path, chat_id: str, facts: Iterable[LogFact], now: datetime | None = None
+) -> Path | None:
+    """Append one conversation block to today's (UTC) log, or ``now``'s day; create the log with
+    its H1 if new. Returns the log's path, or None when there was nothing to write."""
+    block = format_block(chat_id, facts, now)
+    return append_block(archive_dir, block) if block is not None else None
 
 
 def list_logs(archive_dir: Path) -> list[tuple[date, Path]]:

@@ -144,8 +144,12 @@ class Indexer:
         store: MemoryStore | None = None,
         embedder: Embedder | None = None,
         today: date | None = None,
+        lock_timeout: float | None = None,
     ):
         self.settings = settings
+        # How long a per-file write waits for its locks (None: as long as it takes). The write path
+        # sets one, so a held lock delays its reindex (left to the sensor), never the turn.
+        self.lock_timeout = lock_timeout
         self.store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
         self.embedder = embedder
         self.today = today or datetime.now(UTC).date()
@@ -239,11 +243,13 @@ class Indexer:
 
     def table_lock(self, shared: bool = False) -> AbstractContextManager[None]:
         """Held shared by every per-file writer, exclusively by whole-table work."""
-        return named_lock(f"index-table:{self._lock_base()}", shared=shared)
+        return named_lock(
+            f"index-table:{self._lock_base()}", shared=shared, timeout=self.lock_timeout if shared else None
+        )
 
     def key_lock(self, key: str) -> AbstractContextManager[None]:
         """One writer per file: held from the final plan to the recorded digest."""
-        return named_lock(f"index-key:{self._lock_base()}|{key}")
+        return named_lock(f"index-key:{self._lock_base()}|{key}", timeout=self.lock_timeout)
 
     # -- applying ----------------------------------------------------------------------------------
     def _require_embedder(self) -> Embedder:

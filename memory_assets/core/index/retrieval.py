@@ -59,6 +59,7 @@ COLUMNS = [
     "fact_date",
     "importance",
     "category",
+    "metadata",
 ]
 LEGACY_COLUMNS = ["id", "content", "importance", "metadata", "created_at"]
 
@@ -81,6 +82,7 @@ class Hit:
     full_text: float = 0.0
     duplicates: int = 0  # near-duplicate rows collapsed into this hit
     truncated: bool = False  # content was cut to the setting's length
+    zone: str | None = None  # MEMORY.md's "generated" or "manual" zone (core-file rows)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,12 +148,14 @@ def search(
     date_to: date | None = None,
     today: date | None = None,
     query_vector: Any = None,
+    log_recall: bool = True,
 ) -> list[Hit]:
     """The ``limit`` best rows for ``query``. Pass ``query_vector`` to reuse an embedding.
 
     ``settings`` (the memory home's) supplies the tombstones filtered at query time, the recall
     log and the content cap; without it nothing is filtered or logged and contents are cut at
-    2,000 characters."""
+    2,000 characters. ``log_recall=False`` keeps a lookup out of the recall signal (the write
+    path's recall of known facts is not something the assistant handed out)."""
     facts = store.read_facts()
     if facts is None:
         raise EmptyIndexError(
@@ -241,6 +245,9 @@ def search(
                 category=row.get("category"),
                 semantic=round(sem, 6),
                 full_text=round(fts_score, 6),
+                zone=json_object(row.get("metadata")).get("zone")
+                if row.get("source_type") == "core_file"
+                else None,
             )
         )
     hits.sort(key=lambda h: (-h.score, h.id))
@@ -249,7 +256,7 @@ def search(
     for hit in hits:
         if len(hit.content) > max_chars:
             hit.content, hit.truncated = hit.content[:max_chars], True
-    if settings is not None and hits:  # off the caller's path: the signal is best effort
+    if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         _POOL.submit(
             log_recalls,
             settings.recall_log_path,

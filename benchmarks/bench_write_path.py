@@ -1,0 +1,167 @@
+"""The write path's cost per turn, on a home whose index holds 50,000 rows.
+
+    .venv/bin/python benchmarks/bench_write_path.py               # 50k rows, 100 turns
+    .venv/bin/python benchmarks/bench_write_path.py --rows 10000  # smaller
+
+The home: 50,000 index rows (2,000 real sentences embedded by the bundled model, the rest
+word-level variants of them, as in bench_index.py), optimized with its ANN index as a home of
+that size is. Then 100 turns, each a user message from the shipped extraction corpus, go through
+``process_turn`` with the default (rule-based) extractor, each timed by step:
+
+* own work: everything the write path does itself (recall's queries, classifying, the durable
+  append, the day's diff against the table, the confirmation line), excluding the extractor and
+  the embedding model (the query embedding and the new lines' embeddings), which are measured
+  separately. Target: p50 <= 20 ms.
+* end to end: the whole call, extraction and embedding included.
+
+Figures go to stdout, progress to stderr.
+"""
+
+# ruff: noqa: I001  (_common must be imported first: it sets LANCEDB_LOG / HF_HUB_OFFLINE)
+import _common  # noqa: F401
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from _common import fact_sentences, log, percentile, table
+from bench_index import synth_rows
+from memory_assets.core.home import init_home
+from memory_assets.core.index.embedder import shared_embedder
+from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.write_path.extraction import Turn
+from memory_assets.core.write_path.process import process_turn
+from memory_assets.core.write_path.rules import RuleExtractor
+from memory_assets.settings import Settings
+
+CORPUS = Path(__file__).parent / "extraction_corpus.jsonl"
+TARGET_MS = 20.0
+
+
+class TimedEmbedder:
+    """The shared embedder, with the time spent in it (query and rows) counted apart."""
+
+    def __init__(self, inner: object):
+        self.inner = inner
+        self.seconds = 0.0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        start = time.perf_counter()
+        try:
+            return self.inner.embed(texts)  # type: ignore[attr-defined]
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--turns", type=int, default=100)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench_write_path_"))
+    try:
+        settings = Settings.load(root / "home", env={})
+        init_home(settings)
+        emb = shared_embedder()
+        log(f"building a {args.rows:,}-row index")
+        base = fact_sentences(2000, seed=44)
+        rows, vectors = synth_rows(base, emb.embed([t for _, t in base]), args.rows, 0.03, per_file=100)
+        store = MemoryStore(settings.index_uri)
+        table_ = store.table_for_write(emb.model_name, emb.dimension)
+        for b in range(0, args.rows, 10_000):
+            part = rows[b : b + 10_000]
+            store.apply_diff(table_, [], part, vectors[b : b + 10_000], [None] * len(part), insert_only=True)
+        start = time.perf_counter()
+        store.optimize()
+        log(
+            f"optimized ({'ANN index' if store.has_ann_index() else 'brute force'}) in {time.perf_counter() - start:.1f} s"
+        )
+        statements = [
+            json.loads(line)["user"]
+            for line in CORPUS.read_text().splitlines()
+            if json.loads(line)["expected"]
+        ]
+        extractor = RuleExtractor()
+        timed = TimedEmbedder(emb)
+        day0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
+        own, total, extract, embed, outcomes = [], [], [], [], {"new": 0, "revision": 0, "confirmation": 0}
+        for n in range(args.turns):
+            text = statements[n % len(statements)]
+            timed.seconds = 0.0
+            start = time.perf_counter()
+            result = process_turn(
+                Turn(text, chat_id="bench000", at=day0 + timedelta(hours=n)),
+                settings,
+                extractor=extractor,
+                store=store,
+                embedder=timed,  # type: ignore[arg-type]
+            )
+            elapsed = time.perf_counter() - start
+            total.append(elapsed * 1000)
+            extract.append(result.timings["extract"] * 1000)
+            embed.append(timed.seconds * 1000)
+            own.append((elapsed - result.timings["extract"] - timed.seconds) * 1000)
+            for key, value in result.counts().items():
+                outcomes[key] += value
+        p50 = percentile(own, 50)
+        print("# memory-assets write-path benchmark\n")
+        print(
+            f"command : .venv/bin/python benchmarks/bench_write_path.py --rows {args.rows} --turns {args.turns}"
+        )
+        print(
+            f"started : {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC; 2 cores shared, 1-min load {os.getloadavg()[0]:.2f}"
+        )
+        print(
+            f"home    : {store.count():,} index rows ({'IVF_HNSW_SQ' if store.has_ann_index() else 'no ANN'}); "
+            f"{args.turns} turns from {CORPUS.name}, rule-based extraction; facts: {outcomes}\n"
+        )
+        print(
+            table(
+                [
+                    [
+                        "own work (excl. extraction, embedding)",
+                        f"{p50:.1f}",
+                        f"{percentile(own, 95):.1f}",
+                        f"p50 <= {TARGET_MS:.0f} ms: {'ok' if p50 <= TARGET_MS else 'MISSED'}",
+                    ],
+                    [
+                        "extraction (rules)",
+                        f"{percentile(extract, 50):.1f}",
+                        f"{percentile(extract, 95):.1f}",
+                        "",
+                    ],
+                    [
+                        "embedding (query + new lines)",
+                        f"{percentile(embed, 50):.1f}",
+                        f"{percentile(embed, 95):.1f}",
+                        "",
+                    ],
+                    ["end to end", f"{percentile(total, 50):.1f}", f"{percentile(total, 95):.1f}", ""],
+                ],
+                ["per turn", "p50 ms", "p95 ms", "note"],
+            )
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,493 @@
+"""MEMORY.md's writers, zone-safe (invariant 6: only the generated zone is generated).
+
+The reader side is ``chunking.split_memory_md``; every writer here locates the zones by the same
+rule, so what a writer replaces is exactly what the indexer calls generated:
+
+* marked file: the generated zone lies between the first ``<!-- /memory:generated -->`` and the
+  first ``<!-- memory:generated -->`` before it (only the closing marker: everything before it);
+  everything else is manual;
+* no closing marker, but the old generator's signature (``# Long-term Memory`` header and
+  ``*Last updated: ... UTC*`` footer): the whole file is generated;
+* anything else is entirely manual (a file we cannot prove we wrote).
+
+Writers:
+
+* ``write_generated_zone``: replaces the generated zone only; the bytes before the opening marker
+  and from the closing marker on are copied through byte for byte (odd bytes, CRLF, trailing
+  whitespace included). An old-signature file becomes a marked file; a missing or blank file is
+  created marked; an entirely manual file is refused (a result, not an error). Human
+  verification stamps and zone markers in the generated body are stripped, so a generator can
+  neither forge a stamp nor close the zone early and write into the manual zone.
+* ``stamp_human_edit``: a person's edit: the manual zone becomes the given text under a fresh
+  ``<!-- verified: human:<id> at <ISO ts> -->`` stamp; the generated zone is untouched.
+* ``refresh_from_index``: the legacy per-turn writer, deterministic: the top archival rows of the
+  index by importance then recency, one bullet per fact grouped by category. It stands down once
+  the vault has any ``3_Personal/`` page (the dream's promoter owns the zone then).
+
+Every write is a read-modify-write under ``file_lock(path)`` through ``write_atomic``.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.knowledge.chunking import (
+    GENERATED_CLOSE,
+    GENERATED_OPEN,
+    HUMAN_STAMP_RE,
+    OLD_GENERATOR_FOOTER,
+    OLD_GENERATOR_HEADER,
+)
+from memory_assets.core.text import json_object, normalise
+
+if TYPE_CHECKING:
+    from memory_assets.core.index.store import MemoryStore
+    from memory_assets.settings import Settings
+
+OPEN_B = GENERATED_OPEN.encode("ascii")
+CLOSE_B = GENERATED_CLOSE.encode("ascii")
+PERSONAL_DIR = "3_Personal/"
+REFRESH_GENERATOR = "refresh_from_index"
+DEFAULT_MAX_LINES = 50
+MAX_FACT_CHARS = 500
+# Any HTML comment that claims a human verification, however spaced or cased: broader than
+# HUMAN_STAMP_RE (what the reader honours), so no variant survives in a generated body.
+_CLAIMED_STAMP = re.compile(r"<!--(?:(?!-->).)*?verified\s*:\s*human\s*:(?:(?!-->).)*?-->", re.I | re.S)
+_WHO = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
+# Section order and titles of the built-in list (the extractor's categories, then general).
+CATEGORY_TITLES = {
+    "personal": "Profile",
+    "preference": "Preferences",
+    "goal": "Goals",
+    "technical": "Technical",
+    "context": "Context",
+    "interaction": "Interaction",
+    "general": "General",
+}
+# Rows the refresh never lists: vault chunks are paragraphs, not facts, and core-file rows
+# include MEMORY.md's own (feeding the zone back into itself).
+_NOT_FACTS = ("notebook", "core_file")
+
+
+@dataclass(frozen=True)
+class MemoryMdResult:
+    """What a writer did. ``written`` is False for a refusal, a stand-down or no change: none is
+    an error, and ``reason`` says which for the caller to report."""
+
+    written: bool
+    reason: str
+    path: Path
+    # created | replaced | marked (old signature) | unchanged | refused | stood_down | no_index
+    outcome: str
+    generator: str = ""
+    stripped: int = 0  # stamps or zone markers removed from a generated body
+    facts: int = 0  # bullets refresh_from_index listed
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["path"] = str(self.path)
+        return out
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """A file's bytes cut by the reader's rule. ``layout``: missing | blank | marked | close_only |
+    signature | manual | open_only (an opening marker never closed: manual, by the reader's rule)."""
+
+    layout: str
+    data: bytes
+    open_at: int = -1  # offset of the opening marker (marked only)
+    close_at: int = -1  # offset of the closing marker (marked, close_only)
+
+    @property
+    def newline(self) -> str:
+        """CRLF when the file (its generated zone, if it has one) already uses it."""
+        region = self.data[self.open_at : self.close_at] if self.layout == "marked" else self.data
+        return "\r\n" if b"\r\n" in region else "\n"
+
+
+def _parse(path: Path) -> _Parsed:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return _Parsed("missing", b"")
+    close = data.find(CLOSE_B)
+    if close >= 0:
+        opening = data.find(OPEN_B, 0, close)
+        if opening >= 0:
+            return _Parsed("marked", data, opening, close)
+        return _Parsed("close_only", data, close_at=close)
+    text = data.decode("utf-8", errors="replace")
+    if OLD_GENERATOR_HEADER.search(text) and OLD_GENERATOR_FOOTER.search(text):
+        return _Parsed("signature", data)
+    if not text.strip():
+        return _Parsed("blank", data)
+    return _Parsed("open_only" if OPEN_B in data else "manual", data)
+
+
+def sanitize_generated(body: str) -> tuple[str, int]:
+    """``body`` without anything that could pass for a human stamp or a zone marker, and how many
+    were removed. Repeated until nothing is left, so removing one cannot assemble another."""
+    removed = 0
+    while True:
+        before = body
+        for pattern in (_CLAIMED_STAMP, HUMAN_STAMP_RE):
+            body, n = pattern.subn("", body)
+            removed += n
+        for marker in (GENERATED_CLOSE, GENERATED_OPEN):
+            removed += body.count(marker)
+            body = body.replace(marker, "")
+        if body == before:
+            return body, removed
+
+
+def _zone_bytes(body: str, newline: str) -> bytes:
+    """The text between the markers: a newline after the opening marker, the body, and a newline
+    before the closing one."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n")
+    if lines and not lines.endswith("\n"):
+        lines += "\n"
+    return (newline + lines.replace("\n", newline)).encode("utf-8")
+
+
+def write_generated_zone(path: Path, body: str, generator: str = "generator") -> MemoryMdResult:
+    """Replace the generated zone of ``path`` with ``body``; never touch the manual zone.
+
+    Under the file's writers' lock: a marked file gets only the text between its markers replaced
+    (bytes before the opening marker and from the closing marker on are copied unchanged); a file
+    with the old generator's signature and no marker is all generated, and becomes a marked file
+    whose zone is ``body`` (its old text is not kept); a missing or blank file is created with the
+    markers and an empty manual zone after them; any other file is entirely manual and is left
+    as it is (``outcome="refused"``). Stamps and markers inside ``body`` are stripped first."""
+    path = Path(path)
+    clean, stripped = sanitize_generated(body)
+    note = (
+        f"; removed {stripped} human stamp(s) or zone marker(s) from the generated text" if stripped else ""
+    )
+
+    def result(written: bool, outcome: str, reason: str) -> MemoryMdResult:
+        return MemoryMdResult(written, reason + note, path, outcome, generator, stripped)
+
+    with file_lock(path):
+        parsed = _parse(path)
+        data, nl = parsed.data, parsed.newline
+        if parsed.layout == "marked":
+            start = parsed.open_at + len(OPEN_B)
+            new = data[:start] + _zone_bytes(clean, nl) + data[parsed.close_at :]
+            outcome, reason = "replaced", "generated zone replaced; the manual zone was copied unchanged"
+        elif parsed.layout == "close_only":
+            new = OPEN_B + _zone_bytes(clean, nl) + data[parsed.close_at :]
+            outcome, reason = "replaced", "generated zone (everything before the closing marker) replaced"
+        elif parsed.layout == "signature":
+            new = OPEN_B + _zone_bytes(clean, nl) + CLOSE_B + nl.encode()
+            outcome = "marked"
+            reason = "the old generator's file (header and footer signature) became a marked file"
+        elif parsed.layout in ("missing", "blank"):
+            new = OPEN_B + _zone_bytes(clean, "\n") + CLOSE_B + b"\n"
+            outcome, reason = "created", f"{path.name} was {parsed.layout}: created with the zone markers"
+        elif parsed.layout == "open_only":
+            return result(
+                False,
+                "refused",
+                f"{path} has an opening {GENERATED_OPEN} but no closing {GENERATED_CLOSE}, so all of "
+                f"it counts as manual and was left unchanged. Add {GENERATED_CLOSE} after the "
+                "generated text to let generators write it",
+            )
+        else:
+            return result(
+                False,
+                "refused",
+                f"{path} has no {GENERATED_OPEN} zone and not the old generator's signature, so it "
+                "is entirely manual and was left unchanged. To let generators write part of it, add "
+                f"a line {GENERATED_OPEN} and a line {GENERATED_CLOSE} above your own text",
+            )
+        if new == data:
+            return result(False, "unchanged", "the generated zone already holds this text")
+        write_atomic(path, new)
+    return result(True, outcome, reason)
+
+
+def _check_who(who: str) -> str:
+    who = who.strip().removeprefix("human:")
+    if not _WHO.fullmatch(who) or "--" in who:
+        raise ValueError(
+            f"who={who!r} is not a plain id: use 1-64 letters, digits or . _ @ + - (no spaces, "
+            "no '--', no '-->'), e.g. --who alice"
+        )
+    return who
+
+
+def _iso(at: datetime | None) -> str:
+    """``at`` in UTC as ``YYYY-MM-DDTHH:MM:SSZ`` (a naive time is taken as UTC); now by default."""
+    at = at or datetime.now(UTC)
+    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def human_stamp(who: str, at: datetime | None = None) -> str:
+    """``<!-- verified: human:<who> at <ISO ts> -->``, the stamp ``chunking.HUMAN_STAMP_RE`` reads."""
+    return f"<!-- verified: human:{_check_who(who)} at {_iso(at)} -->"
+
+
+def stamp_human_edit(path: Path, manual_text: str, who: str, at: datetime | None = None) -> MemoryMdResult:
+    """A person's edit: the manual zone becomes ``manual_text`` under a fresh human stamp.
+
+    The whole manual zone is replaced (text before the opening marker, if any, and everything
+    after the closing marker), because the reader applies the stamp to all of it and it must not
+    vouch for text the person did not give. The generated zone keeps its bytes: a file with
+    markers keeps them; an old-signature file's text becomes the generated zone of a marked file;
+    a missing, blank or unmarked (manual) file gets an empty marked zone at the top. Stamps
+    already in ``manual_text`` (pasted from ``show``) are dropped for the fresh one."""
+    path = Path(path)
+    who_id = _check_who(who)
+    stamp = human_stamp(who_id, at)
+    for marker in (GENERATED_OPEN, GENERATED_CLOSE):
+        if marker in manual_text:
+            raise ValueError(
+                f"the manual text contains the zone marker {marker}; the manual zone is the text "
+                "after the generated zone: remove the marker from it"
+            )
+    text = HUMAN_STAMP_RE.sub("", manual_text).lstrip("\r\n")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    with file_lock(path):
+        parsed = _parse(path)
+        data, nl = parsed.data, parsed.newline
+        manual = (nl + nl + stamp + nl).encode() + text.encode("utf-8")
+        if parsed.layout == "marked":
+            new = data[parsed.open_at : parsed.close_at + len(CLOSE_B)] + manual
+        elif parsed.layout == "close_only":
+            new = data[: parsed.close_at + len(CLOSE_B)] + manual
+        elif parsed.layout == "signature":
+            old = data if data.endswith(b"\n") else data + nl.encode()
+            new = OPEN_B + nl.encode() + old + CLOSE_B + manual
+        else:  # missing, blank, manual, open_only: no generated zone to keep
+            new = OPEN_B + nl.encode() + CLOSE_B + manual
+        write_atomic(path, new)
+    return MemoryMdResult(
+        True, f"manual zone replaced and stamped human:{who_id}", path, "stamped", f"human:{who_id}"
+    )
+
+
+LAYOUTS = {
+    "missing": "no file yet",
+    "blank": "blank: no zones yet",
+    "marked": "marked: generated zone between the markers, manual zone around it",
+    "close_only": "closing marker only: everything before it is generated",
+    "signature": "the old generator's file (header and footer): all generated, no markers yet",
+    "manual": "no markers: all manual (generators leave it alone)",
+    "open_only": "an opening marker never closed: all manual (generators leave it alone)",
+}
+
+
+@dataclass(frozen=True)
+class MemoryMdView:
+    """MEMORY.md's zones as a person reads them (``memory-assets memory-md show``)."""
+
+    path: Path
+    layout: str
+    generated: str | None  # None: the file has no generated zone
+    manual: str  # human stamps removed (listed in ``stamps``)
+    stamps: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def human_verified(self) -> bool:
+        return bool(self.stamps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "layout": self.layout,
+            "layout_note": LAYOUTS[self.layout],
+            "generated": self.generated,
+            "manual": self.manual,
+            "human_verified": self.human_verified,
+            "stamps": self.stamps,
+        }
+
+
+def read_zones(path: Path) -> MemoryMdView:
+    """Read MEMORY.md's zones by the reader's rule (bad bytes shown as U+FFFD; nothing written)."""
+    parsed = _parse(Path(path))
+    data = parsed.data
+
+    def text(b: bytes) -> str:
+        return b.decode("utf-8", errors="replace")
+
+    generated: str | None
+    if parsed.layout == "marked":
+        generated = text(data[parsed.open_at + len(OPEN_B) : parsed.close_at])
+        manual = text(data[: parsed.open_at] + data[parsed.close_at + len(CLOSE_B) :])
+    elif parsed.layout == "close_only":
+        generated, manual = text(data[: parsed.close_at]), text(data[parsed.close_at + len(CLOSE_B) :])
+    elif parsed.layout == "signature":
+        generated, manual = text(data), ""
+    else:
+        generated, manual = None, text(data)
+    stamps = [{"who": m.group("who"), "at": m.group("at")} for m in HUMAN_STAMP_RE.finditer(manual)]
+    return MemoryMdView(Path(path), parsed.layout, generated, HUMAN_STAMP_RE.sub("", manual), stamps)
+
+
+# -- the legacy per-turn writer -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fact:
+    """One fact row of the index, as the built-in list needs it."""
+
+    content: str
+    category: str
+    importance: float
+    day: date | None
+
+
+def _day(value: object) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def _read_facts(store: "MemoryStore") -> list[Fact]:
+    """Every fact row of the store's user (daily-log and legacy rows; not vault chunks, not core
+    files), read through ``scan`` (reads never write; an assistant-era table is read as it is)."""
+    from memory_assets.core.index.store import quote
+
+    user = f"user_id = {quote(store.user_id)}"
+    facts: list[Fact] = []
+    if store.is_legacy():
+        data = store.scan(["content", "importance", "metadata", "created_at"], where=user).to_pylist()
+        for row in data:
+            meta = json_object(row.get("metadata"))
+            if meta.get("source_type") in _NOT_FACTS:
+                continue
+            day = _day(meta.get("source_date")) or _day(row.get("created_at"))
+            facts.append(_fact(row.get("content"), meta.get("category"), row.get("importance"), day))
+    else:
+        kinds = ", ".join(quote(k) for k in _NOT_FACTS)
+        where = f"{user} AND (source_type IS NULL OR source_type NOT IN ({kinds}))"
+        columns = ["content", "importance", "category", "fact_date", "source_date", "created_at"]
+        for row in store.scan(columns, where=where).to_pylist():
+            day = _day(row.get("fact_date")) or _day(row.get("source_date")) or _day(row.get("created_at"))
+            facts.append(_fact(row.get("content"), row.get("category"), row.get("importance"), day))
+    return [f for f in facts if f.content]
+
+
+def _fact(content: object, category: object, importance: object, day: date | None) -> Fact:
+    text = " ".join(str(content or "").split())
+    if len(text) > MAX_FACT_CHARS:
+        text = text[: MAX_FACT_CHARS - 1].rstrip() + "…"
+    cat = str(category).strip().lower() if category else "general"
+    if cat == "identity":
+        cat = "personal"
+    value = float(importance) if isinstance(importance, int | float) else 0.5
+    return Fact(text, cat or "general", value, day)
+
+
+def rank_facts(facts: Sequence[Fact], tombstoned: frozenset[str] = frozenset()) -> list[Fact]:
+    """Importance first, then recency (the fact's date), then the text: a deterministic order.
+    Tombstoned facts are left out; a fact repeated on several days is listed once (its best row)."""
+    ordered = sorted(
+        facts,
+        key=lambda f: (-f.importance, -(f.day.toordinal() if f.day else 0), normalise(f.content), f.category),
+    )
+    seen: set[str] = set()
+    out = []
+    for fact in ordered:
+        norm = normalise(fact.content)
+        if norm in seen or norm in tombstoned:
+            continue
+        seen.add(norm)
+        out.append(fact)
+    return out
+
+
+def _section_order(category: str) -> tuple[int, str]:
+    order = list(CATEGORY_TITLES)
+    return (order.index(category), "") if category in order else (len(order), category)
+
+
+def render_facts(ranked: Sequence[Fact], max_lines: int = DEFAULT_MAX_LINES) -> tuple[str, int]:
+    """The zone's body: a ``## <Category>`` section per category (fixed order), one bullet per
+    fact in rank order, at most ``max_lines`` lines in all (headings and the blank lines between
+    sections count). Facts are taken best first; one that does not fit is skipped. Returns the
+    body and the number of facts listed."""
+    groups: dict[str, list[str]] = {}
+    used = 0
+    for fact in ranked:
+        cost = 1 if fact.category in groups else (2 if not groups else 3)
+        if used + cost > max_lines:
+            continue
+        groups.setdefault(fact.category, []).append(f"- {fact.content}")
+        used += cost
+    sections = []
+    for category in sorted(groups, key=_section_order):
+        title = CATEGORY_TITLES.get(category, category.replace("_", " ").title())
+        sections.append("\n".join([f"## {title}", *groups[category]]))
+    return "\n\n".join(sections), sum(len(v) for v in groups.values())
+
+
+def personal_pages(settings: "Settings") -> list[str]:
+    """The vault's ``3_Personal/`` pages (what the dream's promoter writes MEMORY.md from)."""
+    from memory_assets.core.knowledge.vault import list_pages
+
+    return [p for p in list_pages(settings.notebook_dir) if p.startswith(PERSONAL_DIR)]
+
+
+def refresh_from_index(
+    settings: "Settings",
+    store: "MemoryStore",
+    *,
+    max_lines: int = DEFAULT_MAX_LINES,
+    path: Path | None = None,
+) -> MemoryMdResult:
+    """The legacy per-turn writer (``refresh_core_memory_facts``), deterministic.
+
+    Stands down (writes nothing) once the vault has any ``3_Personal/`` page: the dream's
+    promoter owns the generated zone from then on. Otherwise rebuilds the generated zone from the
+    index's fact rows (daily-log and legacy rows of the store's user, tombstoned ones left out),
+    best first by importance then recency, grouped by category, at most ``max_lines`` lines. No
+    importance threshold: the indexer stamps daily-log rows 0.5, and a threshold of 0.7 is what
+    rebuilt the old file from legacy rows alone. Writes nothing when the index does not exist yet."""
+    from memory_assets.core.knowledge.tombstones import read_tombstones
+
+    target = Path(path) if path is not None else settings.memory_md_path
+    pages = personal_pages(settings)
+    if pages:
+        return MemoryMdResult(
+            False,
+            f"stood down: the vault has {len(pages)} page(s) under {PERSONAL_DIR} (e.g. {pages[0]}); "
+            "the dream's promoter writes MEMORY.md's generated zone now",
+            target,
+            "stood_down",
+            REFRESH_GENERATOR,
+        )
+    if not store.exists():
+        return MemoryMdResult(
+            False,
+            f"no index yet at {store.uri}: nothing to list (run `memory-assets reindex`); "
+            f"{target.name} was not written",
+            target,
+            "no_index",
+            REFRESH_GENERATOR,
+        )
+    tombstoned = read_tombstones(settings.tombstones_path).contents
+    body, count = render_facts(rank_facts(_read_facts(store), tombstoned), max_lines)
+    written = write_generated_zone(target, body, generator=REFRESH_GENERATOR)
+    return MemoryMdResult(
+        written.written,
+        f"{written.reason} ({count} fact(s) listed)",
+        target,
+        written.outcome,
+        REFRESH_GENERATOR,
+        written.stripped,
+        count,
+    )

@@ -1,0 +1,434 @@
+"""A small client for an OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM,
+llama.cpp server, LM Studio, a hosted API, ...), shared by the language-model jobs: extraction on
+the write path now, the dream and ``MEMORY.md`` promotion later.
+
+``ChatClient.chat(messages)`` returns the first choice's message content;
+``ChatClient.complete_json(system, user)`` asks for a JSON object (``response_format``
+``json_object``) and returns it parsed, tolerating a fenced block or prose around it
+(``parse_json_object``). ``make_chat_client(settings)`` builds one from ``MEMORY_LLM_*``.
+
+Each call has one total time limit (``timeout``, ``MEMORY_LLM_TIMEOUT_S``) that covers every
+attempt and every wait between them: connection errors, 5xx and 429 answers are retried with
+exponential backoff (a ``Retry-After`` is honoured) only while the limit leaves time for it. The
+caller gets its answer or an error within the limit; a request still in flight at that moment is
+abandoned to a daemon thread that gives up on its own within about one more limit. Every failure
+raises ``LanguageModelError``, whose message names the endpoint, the model, what happened (the
+HTTP status and the server's own error text, invalid JSON, no choices, the time limit) and the
+fix. The API key is sent as ``Authorization: Bearer`` and never appears in a message or a repr.
+
+A server that refuses an optional request field with a 400 naming it (``response_format`` on
+an older llama.cpp, ``temperature`` on a model that only takes its default) is asked again once
+without that field, and the client remembers not to send it again.
+"""
+
+import contextlib
+import json
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import requests
+
+if TYPE_CHECKING:
+    from memory_assets.settings import Settings
+
+DEFAULT_TIMEOUT = 30.0  # seconds for one call, all attempts included
+DEFAULT_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
+DEFAULT_BACKOFF = 0.5  # seconds before the first retry; doubles each time
+MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
+DEFAULT_KEY_VAR = "MEMORY_LLM_API_KEY"
+# Request fields a server may refuse; on a 400 that names one, the request is sent again without it.
+OPTIONAL_FIELDS = ("response_format", "temperature")
+_FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)  # a reasoning model's preamble
+
+
+class LanguageModelError(RuntimeError):
+    """A chat call that gave no usable answer; the message says what happened and how to fix it."""
+
+
+class _DeadlineExceeded(Exception):
+    """The call's total time limit ran out while a request was in flight."""
+
+
+@dataclass(frozen=True)
+class _Reply:
+    status: int
+    reason: str
+    headers: Mapping[str, str]
+    body: bytes
+
+
+def chat_base_url(url: str) -> str:
+    """``http://host:port/v1`` from what a user may write (a trailing slash, or the full
+    ``.../chat/completions`` path)."""
+    base = url.strip().rstrip("/")
+    return base.removesuffix("/chat/completions").rstrip("/")
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a model's answer: the whole text, else the first fenced block
+    (```` ```json ... ``` ````), else the first ``{...}`` that parses inside surrounding prose. A
+    reasoning model's ``<think>...</think>`` block is ignored. Raises ValueError (saying why) for an
+    empty answer, JSON that is not an object, or no object."""
+    stripped = _THINK_RE.sub("", text).strip()
+    if not stripped:
+        raise ValueError("the answer is empty")
+    for candidate in (stripped, *(m.group(1).strip() for m in _FENCE_RE.finditer(stripped))):
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+        raise ValueError(f"the answer is JSON but {_json_kind(value)}, not an object")
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\{", stripped):
+        try:
+            value, _ = decoder.raw_decode(stripped, m.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ValueError("the answer holds no JSON object")
+
+
+class ChatClient:
+    """``POST {base_url}/chat/completions`` with ``{"model", "messages", "temperature"}`` (and
+    ``"response_format": {"type": "json_object"}`` when JSON is wanted).
+
+    ``timeout`` is the total time limit of one call, retries and waits included; ``max_retries``
+    bounds the further attempts after a connection error, a 5xx or a 429 (never after a timeout:
+    the limit is spent). ``temperature`` None leaves it to the server. ``key_var`` only names the
+    key's environment variable in error messages."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF,
+        temperature: float | None = 0.0,
+        key_var: str = DEFAULT_KEY_VAR,
+    ) -> None:
+        self.base_url = chat_base_url(base_url)
+        self.url = f"{self.base_url}/chat/completions"
+        self.model = (model or "").strip()
+        if not self.base_url.lower().startswith(("http://", "https://")):
+            raise LanguageModelError(
+                f"chat endpoint {base_url!r} is not an http(s) URL. Set MEMORY_LLM_URL to the endpoint's "
+                "base URL, e.g. http://127.0.0.1:11434/v1 (/chat/completions is appended), or unset it to "
+                "use the deterministic built-ins."
+            )
+        if not self.model:
+            raise LanguageModelError(
+                f"chat endpoint {self.url} needs a model name. Set MEMORY_LLM_MODEL to a chat model the "
+                "server serves (for example llama3.1:8b or gpt-4o-mini), or unset MEMORY_LLM_URL to use "
+                "the deterministic built-ins."
+            )
+        if not timeout > 0:
+            raise LanguageModelError(
+                f"chat endpoint {self.url}: the time limit must be positive, not {timeout!r}"
+            )
+        self.api_key = api_key or None
+        self.timeout = float(timeout)
+        self.max_retries = max(0, max_retries)
+        self.backoff = max(0.0, backoff)
+        self.temperature = temperature
+        self.key_var = key_var
+        self._dropped: set[str] = set()  # optional fields this server refused
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"ChatClient({self.url!r}, model={self.model!r})"
+
+    # -- the calls ---------------------------------------------------------------------------------
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        json_mode: bool = False,
+        temperature: float | None = None,
+    ) -> str:
+        """The first choice's message content for ``messages`` (``{"role", "content"}`` dicts)."""
+        return self._complete(messages, json_mode, temperature)[0]
+
+    def complete_json(self, system: str, user: str, *, temperature: float | None = None) -> dict[str, Any]:
+        """The JSON object the model answers to a system and a user message."""
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        content, finish_reason = self._complete(messages, True, temperature)
+        try:
+            return parse_json_object(content)
+        except ValueError as exc:
+            what = f"{exc}: {_excerpt(content)!r}"
+            if finish_reason == "length":
+                what += " (the answer was cut off: finish_reason 'length')"
+            raise self._fail(
+                what,
+                "Use a model that follows JSON instructions (an instruction-tuned chat model), or raise "
+                "its output limit if the answer was cut off.",
+            ) from None
+
+    # -- one call: attempts within the deadline ----------------------------------------------------
+    def _complete(
+        self, messages: Sequence[Mapping[str, Any]], json_mode: bool, temperature: float | None
+    ) -> tuple[str, str | None]:
+        payload: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+        chosen = self.temperature if temperature is None else temperature
+        if chosen is not None and "temperature" not in self._dropped:
+            payload["temperature"] = chosen
+        if json_mode and "response_format" not in self._dropped:
+            payload["response_format"] = {"type": "json_object"}
+        return self._content(self._post(payload))
+
+    def _post(self, payload: dict[str, Any]) -> Any:
+        deadline = time.monotonic() + self.timeout
+        attempts = retries = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._timed_out(attempts)
+            attempts += 1
+            try:
+                reply = self._send(payload, remaining)
+            except _DeadlineExceeded:
+                raise self._timed_out(attempts) from None
+            except requests.Timeout as exc:  # connect or read timeout: the limit is spent
+                raise self._timed_out(attempts) from exc
+            except requests.ConnectionError as exc:  # refused, DNS, reset (or a timeout mid-body)
+                if time.monotonic() >= deadline:
+                    raise self._timed_out(attempts) from exc
+                delay = self._retry_delay(retries, deadline)
+                if delay is None:
+                    raise self._fail(
+                        f"cannot connect after {attempts} attempt(s) ({type(exc).__name__}: "
+                        f"{_excerpt(str(exc))})",
+                        "Check that the server is running and that MEMORY_LLM_URL is its base URL "
+                        "(e.g. http://127.0.0.1:11434/v1), or unset MEMORY_LLM_URL to use the "
+                        "deterministic built-ins.",
+                    ) from exc
+                retries += 1
+                time.sleep(delay)
+                continue
+            except requests.RequestException as exc:
+                raise self._fail(
+                    f"the request failed ({type(exc).__name__}: {_excerpt(str(exc))})",
+                    "Check MEMORY_LLM_URL (an http(s) base URL such as http://127.0.0.1:11434/v1).",
+                ) from exc
+            status = reply.status
+            if status == 400 and self._drop_refused_field(payload, reply):
+                continue
+            if status == 429 or status >= 500:
+                delay = self._retry_delay(retries, deadline, reply.headers.get("Retry-After"))
+                if delay is not None:
+                    retries += 1
+                    time.sleep(delay)
+                    continue
+            if status != 200:
+                raise self._http_error(reply, attempts)
+            return self._json_body(reply)
+
+    def _send(self, payload: dict[str, Any], limit: float) -> _Reply:
+        """One request, returning within ``limit`` seconds (else ``_DeadlineExceeded``)."""
+        deadline = time.monotonic() + limit
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["reply"] = self._request(payload, deadline)
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="chat-request", daemon=True)
+        worker.start()
+        worker.join(limit)
+        if worker.is_alive():
+            raise _DeadlineExceeded
+        if "error" in box:
+            raise box["error"]
+        reply: _Reply = box["reply"]
+        return reply
+
+    def _request(self, payload: dict[str, Any], deadline: float) -> _Reply:
+        limit = max(0.001, deadline - time.monotonic())
+        with requests.post(
+            self.url, json=payload, headers=self._headers(), timeout=limit, stream=True
+        ) as response:
+            chunks: list[bytes] = []
+            for chunk in response.iter_content(chunk_size=65536):
+                chunks.append(chunk)
+                if time.monotonic() > deadline:  # a server trickling its answer
+                    raise _DeadlineExceeded
+            return _Reply(response.status_code, response.reason or "", response.headers, b"".join(chunks))
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _retry_delay(self, retries: int, deadline: float, retry_after: str | None = None) -> float | None:
+        """How long to wait before the next attempt, or None when no retry is left or the wait
+        (plus a moment for the attempt itself) would not fit in the time limit."""
+        if retries >= self.max_retries:
+            return None
+        delay = self.backoff * (2**retries)
+        if retry_after:
+            with contextlib.suppress(ValueError):
+                delay = max(delay, min(float(retry_after), MAX_RETRY_AFTER))
+        if time.monotonic() + delay >= deadline:
+            return None
+        return delay
+
+    def _drop_refused_field(self, payload: dict[str, Any], reply: _Reply) -> bool:
+        """Remove an optional field the server's 400 names; True when one was removed."""
+        text = _server_error_text(reply).lower()
+        for name in OPTIONAL_FIELDS:
+            if name in payload and name in text:
+                del payload[name]
+                self._dropped.add(name)
+                return True
+        return False
+
+    # -- answers and errors ------------------------------------------------------------------------
+    def _fail(self, what: str, fix: str) -> LanguageModelError:
+        return LanguageModelError(f"chat endpoint {self.url} (model {self.model!r}): {what}. {fix}")
+
+    def _timed_out(self, attempts: int) -> LanguageModelError:
+        tries = f" ({attempts} attempt(s))" if attempts > 1 else ""
+        return self._fail(
+            f"no answer within the {self.timeout:g} s time limit{tries}",
+            "The server is overloaded or the model too slow; check the server's load, use a smaller "
+            "model, or raise MEMORY_LLM_TIMEOUT_S.",
+        )
+
+    def _http_error(self, reply: _Reply, attempts: int) -> LanguageModelError:
+        status = reply.status
+        what = f"HTTP {status} {reply.reason}".rstrip()
+        if attempts > 1:
+            what += f" after {attempts} attempts"
+        detail = _server_error_text(reply)
+        if detail:
+            what += f": {detail}"
+        if status in (401, 403):
+            fix = (
+                f"Set {self.key_var} (or OPENAI_API_KEY) to a key this server accepts."
+                if self.api_key is None
+                else f"The API key was refused; check {self.key_var} (or OPENAI_API_KEY)."
+            )
+        elif status in (404, 405):
+            fix = (
+                "Check MEMORY_LLM_URL: it must be the API's base URL (usually ending in /v1; "
+                "/chat/completions is appended), and MEMORY_LLM_MODEL a model the server serves."
+            )
+        elif status == 429:
+            fix = "The server is rate limiting; retry later or raise its limits."
+        elif status >= 500:
+            fix = "The server failed; check its logs, then retry."
+        else:
+            fix = (
+                "Check that MEMORY_LLM_MODEL names a chat model this server serves and that the server "
+                "speaks the OpenAI chat-completions API."
+            )
+        return self._fail(what, fix)
+
+    def _json_body(self, reply: _Reply) -> Any:
+        try:
+            return json.loads(reply.body)
+        except ValueError:
+            raise self._fail(
+                f"the answer is not valid JSON: {_excerpt(reply.body.decode('utf-8', 'replace'))!r}",
+                _NOT_OPENAI,
+            ) from None
+
+    def _content(self, body: Any) -> tuple[str, str | None]:
+        if not isinstance(body, dict):
+            raise self._fail(f"the answer is not a JSON object: {_excerpt(str(body))!r}", _NOT_OPENAI)
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices:
+            error = body.get("error")
+            if error:
+                detail = error.get("message", error) if isinstance(error, dict) else error
+                raise self._fail(f"the server answered with an error: {_excerpt(str(detail))}", _NOT_OPENAI)
+            raise self._fail(f"the answer has no choices: {_excerpt(json.dumps(body))!r}", _NOT_OPENAI)
+        first = choices[0] if isinstance(choices[0], dict) else {}
+        finish_reason = first.get("finish_reason")
+        message = first.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        if not isinstance(content, str) or not content.strip():
+            refusal = message.get("refusal") if isinstance(message, dict) else None
+            what = "the first choice has no message content"
+            if refusal:
+                what += f" (the model refused: {_excerpt(str(refusal))})"
+            elif finish_reason:
+                what += f" (finish_reason {finish_reason!r})"
+            raise self._fail(what, "Check that MEMORY_LLM_MODEL is a chat model that answers in text.")
+        return content, finish_reason if isinstance(finish_reason, str) else None
+
+
+_NOT_OPENAI = (
+    "Check that MEMORY_LLM_URL points at an OpenAI-compatible chat-completions API (the base URL, "
+    "usually ending in /v1)"
+)
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return f"a {type(value).__name__}"
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _server_error_text(reply: _Reply) -> str:
+    """The server's own explanation: OpenAI's ``{"error": {"message": ...}}``, a plain ``error`` /
+    ``detail`` / ``message`` field, or the start of the body."""
+    raw = reply.body.decode("utf-8", "replace")
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return _excerpt(raw)
+    if isinstance(body, dict):
+        for key in ("error", "detail", "message"):
+            value = body.get(key)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("detail") or value
+            if value:
+                return _excerpt(str(value))
+    return _excerpt(str(body))
+
+
+def make_chat_client(settings: "Settings") -> ChatClient | None:
+    """The configured chat client (``MEMORY_LLM_URL``, ``MEMORY_LLM_MODEL``, the key from the
+    variable ``MEMORY_LLM_KEY_VAR`` names, ``MEMORY_LLM_TIMEOUT_S``), or None when no URL is set
+    (the deterministic built-ins then do the language-model jobs). Nothing is requested here."""
+    if not settings.llm_url:
+        return None
+    if not (settings.llm_model or "").strip():
+        raise LanguageModelError(
+            f"MEMORY_LLM_URL is set ({chat_base_url(settings.llm_url)}) but MEMORY_LLM_MODEL is not: the "
+            "endpoint needs a model name. Set MEMORY_LLM_MODEL to a chat model the server serves (for "
+            "example llama3.1:8b or gpt-4o-mini), or unset MEMORY_LLM_URL to use the deterministic "
+            "built-ins."
+        )
+    return ChatClient(
+        settings.llm_url,
+        settings.llm_model or "",
+        settings.llm_api_key,
+        timeout=settings.llm_timeout_s,
+        key_var=settings.llm_key_var,
+    )

@@ -1,0 +1,251 @@
+"""Transcript ingestion: every user turn of ``transcripts/*.jsonl`` through the write path, in
+order, exactly once across retries, restarts and a SIGKILL at any point.
+
+Progress lives in ``.state/write_path.json`` (``{"version": 1, "sessions": {session: {"offset",
+"line"}}, "pending": ...}``), written atomically. For each turn the plan (recall, extract,
+classify) is made first; then, under the day log's writers' lock, the exact bytes about to be
+appended (the block, and the confirmation lines) are recorded as ``pending`` with the sizes the
+files had; then they are appended; then the session's offset moves past the turn and ``pending``
+is cleared. A crash between the record and the offset leaves ``pending``: the next run looks for
+those bytes after the recorded sizes and appends only what is not there, so a turn is written
+once whichever step the crash hit. One ingester runs at a time per home (a lock), while the
+assistant's own appends go on beside it.
+
+Turns are taken oldest first across sessions (each session in file order), and each turn's
+``ts`` decides its day's log, so replaying history fills the right days.
+"""
+
+import heapq
+import json
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_assets.core.capture.transcripts import TranscriptRead, TranscriptTurn, list_sessions, read_turns
+from memory_assets.core.durable import append_durable, file_lock, named_lock, write_atomic
+from memory_assets.core.failpoints import failpoint
+from memory_assets.core.index.embedder import TextEmbedder
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.write_path.extraction import Extractor, Turn
+from memory_assets.core.write_path.process import (
+    REINDEX_LOCK_WAIT_S,
+    TurnResult,
+    apply_plan,
+    finish_turn,
+    plan_turn,
+)
+from memory_assets.settings import Settings
+
+STATE_VERSION = 1
+
+
+class IngestStateError(RuntimeError):
+    pass
+
+
+@dataclass
+class IngestResult:
+    turns: int = 0
+    skipped_lines: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: {"new": 0, "revision": 0, "confirmation": 0})
+    recovered: str | None = None  # what a crashed run left, and what was done about it
+    days: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    results: list[TurnResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "facts": dict(self.counts),
+            "skipped_lines": self.skipped_lines,
+            "days": self.days,
+            "recovered": self.recovered,
+            "reindex_errors": sum(1 for r in self.results if r.reindex_error),
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"version": STATE_VERSION, "sessions": {}, "pending": None}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise IngestStateError(
+            f"{path}: unreadable ({exc}). It records how far each transcript was ingested; restore it "
+            "from a backup, or delete it to ingest every transcript again (turns already in the logs "
+            "would then come back as confirmations or repeats)."
+        ) from None
+    version = data.get("version") if isinstance(data, dict) else None
+    if version != STATE_VERSION:
+        raise IngestStateError(
+            f"{path}: write-path state version {version!r}, this memory-assets reads {STATE_VERSION}. "
+            "Upgrade memory-assets (a newer version wrote it), or move the file aside to start over."
+        )
+    data.setdefault("sessions", {})
+    data.setdefault("pending", None)
+    return data
+
+
+def _save(path: Path, state: dict[str, Any]) -> None:
+    write_atomic(path, json.dumps(state, ensure_ascii=False, indent=1))
+
+
+def _contains_after(path: Path, size: int, expected: str) -> bool:
+    """Whether ``expected`` was appended at or after byte ``size`` of ``path``."""
+    if not expected:
+        return True
+    if not path.exists():
+        return False
+    with open(path, "rb") as fh:
+        fh.seek(size)
+        return expected.encode("utf-8") in fh.read()
+
+
+def _recover(settings: Settings, state: dict[str, Any]) -> str | None:
+    """Finish the turn a crashed run left ``pending``: append whatever of it is missing."""
+    pending = state.get("pending")
+    if not pending:
+        return None
+    done = []
+    log = settings.archive_dir / pending["log"] if pending.get("log") else None
+    if log is not None:
+        expected = pending["block"]
+        with file_lock(log):
+            if _contains_after(log, pending["log_size"], expected):
+                done.append("its log block was already written")
+            else:
+                settings.archive_dir.mkdir(parents=True, exist_ok=True)
+                append_durable(log, expected, header=pending["header"])
+                done.append("its log block was appended now")
+    if pending.get("confirmations"):
+        path = settings.confirmations_path
+        with file_lock(path):
+            if _contains_after(path, pending["confirmations_size"], pending["confirmations"]):
+                done.append("its confirmations were already written")
+            else:
+                append_durable(path, pending["confirmations"])
+                done.append("its confirmations were appended now")
+    state["sessions"][pending["session"]] = {"offset": pending["end"], "line": pending["next_line"]}
+    state["pending"] = None
+    _save(settings.write_path_state_path, state)
+    return f"turn {pending['turn']} was interrupted: " + ("; ".join(done) or "it had nothing to write")
+
+
+def _read_all(
+    settings: Settings, state: dict[str, Any], sessions: set[str] | None, result: IngestResult
+) -> tuple[Iterator[TranscriptTurn], dict[str, TranscriptRead]]:
+    """New turns of every session, merged oldest first (each session keeps its file order)."""
+    reads: dict[str, TranscriptRead] = {}
+    streams = []
+    for session, path in list_sessions(settings.transcripts_dir):
+        if sessions is not None and session not in sessions:
+            continue
+        where = state["sessions"].get(session, {})
+        read = read_turns(path, int(where.get("offset", 0)), where.get("line"))
+        result.warnings += read.warnings
+        result.skipped_lines += len(read.warnings)
+        reads[session] = read
+        streams.append([((t.at.isoformat() if t.at else ""), t.session, t.offset, t) for t in read.turns])
+    return (turn for *_, turn in heapq.merge(*streams)), reads
+
+
+def ingest_transcripts(
+    settings: Settings,
+    extractor: Extractor,
+    *,
+    store: MemoryStore | None = None,
+    embedder: TextEmbedder | None = None,
+    sessions: set[str] | None = None,
+    limit: int | None = None,
+) -> IngestResult:
+    """Put every new user turn through the write path, exactly once; see the module docstring."""
+    start = time.perf_counter()
+    result = IngestResult()
+    store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    state_path = settings.write_path_state_path
+    with named_lock(f"write-path-ingest:{settings.home}"):
+        state = _load(state_path)
+        pending_day = (state.get("pending") or {}).get("log")
+        result.recovered = _recover(settings, state)
+        if result.recovered and pending_day:
+            # The interrupted turn's day is reindexed before the next turn recalls known facts,
+            # so the run continues exactly as an uninterrupted one would.
+            try:
+                Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S).reindex_key(
+                    f"archive:{pending_day}"
+                )
+            except Exception as exc:
+                result.warnings.append(f"reindexing archive/{pending_day} after recovery failed: {exc}")
+        days: set[str] = set()
+        turns, reads = _read_all(settings, state, sessions, result)
+        finished = True
+        for turn in turns:
+            if limit is not None and result.turns >= limit:
+                finished = False
+                break
+            turn_result = _ingest_turn(settings, state, turn, extractor, store, embedder)
+            result.results.append(turn_result)
+            result.turns += 1
+            for outcome, count in turn_result.counts().items():
+                result.counts[outcome] += count
+            if turn_result.log:
+                days.add(Path(turn_result.log).stem)
+        if finished:  # every turn read was done: move past trailing assistant or skipped lines too
+            for session, read in reads.items():
+                state["sessions"][session] = {"offset": read.end, "line": read.end_line}
+            _save(state_path, state)
+        result.days = sorted(days)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _ingest_turn(
+    settings: Settings,
+    state: dict[str, Any],
+    turn: TranscriptTurn,
+    extractor: Extractor,
+    store: MemoryStore,
+    embedder: TextEmbedder | None,
+) -> TurnResult:
+    """One turn: plan, record the bytes about to be written, write them, move the offset."""
+    state_path = settings.write_path_state_path
+    plan = plan_turn(
+        Turn(turn.user, turn.assistant, turn.session, turn.at),
+        settings,
+        extractor,
+        store=store,
+        embedder=embedder,
+    )
+    log = settings.archive_dir / plan.block.filename if plan.block else None
+    confirmations = settings.confirmations_path
+    with ExitStack() as locks:
+        if log is not None:
+            locks.enter_context(file_lock(log))
+        locks.enter_context(file_lock(confirmations))
+        state["pending"] = {
+            "turn": turn.id,
+            "session": turn.session,
+            "end": turn.end,
+            "next_line": turn.next_line,
+            "log": plan.block.filename if plan.block else None,
+            "log_size": log.stat().st_size if log is not None and log.exists() else 0,
+            "header": plan.block.header if plan.block else "",
+            "block": plan.block.text if plan.block else "",
+            "confirmations_size": confirmations.stat().st_size if confirmations.exists() else 0,
+            "confirmations": "".join(c.line() for c in plan.confirmations),
+        }
+        _save(state_path, state)
+        failpoint("write_path.intent")
+        path = apply_plan(plan, settings)
+        failpoint("write_path.appended")
+        state["sessions"][turn.session] = {"offset": turn.end, "line": turn.next_line}
+        state["pending"] = None
+        _save(state_path, state)
+    return finish_turn(plan, settings, path, store=store, embedder=embedder)

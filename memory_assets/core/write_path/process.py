@@ -1,0 +1,284 @@
+"""``process_turn``: the write path the assistant calls after each reply (docs/design.md §5.6).
+
+(a) recall up to ``known_facts_limit`` known facts near the turn: best effort, under a time limit;
+    any failure means extraction runs without them, and the result says so (invariant 5: a
+    search outage never blocks a write);
+(b) extract facts (the configured extractor; the rule-based default without a language model);
+(c) classify each against the recalled facts: confirmation, revision or new;
+(d) append new facts and revisions to the turn's UTC day's log, one block in the existing format,
+    durably; confirmations go to ``.state/confirmations.jsonl`` instead;
+(e) reindex that day through the indexer (a diff: only the new lines are embedded);
+(f) when a fact is important, refresh MEMORY.md's generated zone with the legacy per-turn writer,
+    which stands down once the vault has a ``3_Personal/`` page.
+
+``plan_turn`` does (a)-(c) and writes nothing; ``apply_plan`` does (d); ``process_turn`` does
+all of it. The transcript ingestion journals between plan and apply (``ingest.py``) so a crash
+never writes a turn twice.
+"""
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
+from memory_assets.core.index.embedder import TextEmbedder
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.retrieval import search
+from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
+from memory_assets.core.text import clean_text
+from memory_assets.core.write_path.classifier import CONFIRMATION, REVISION, Known, classify
+from memory_assets.core.write_path.extraction import Extraction, Extractor, Turn
+from memory_assets.settings import Settings
+
+IMPORTANT_AT = 0.7  # a fact this important refreshes MEMORY.md (the assistant's threshold)
+RECALL_QUERY_CHARS = 2000  # a huge turn is recalled by its beginning
+REINDEX_LOCK_WAIT_S = 5.0  # a day's reindex waits this long for its locks, then is left to the sensor
+_RECALL_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-recall")
+
+
+@dataclass
+class FactOutcome:
+    content: str
+    category: str
+    tags: tuple[str, ...]
+    importance: float
+    outcome: str  # new | revision | confirmation
+    similarity: float
+    matched: str | None  # the known fact it was compared with
+    matched_source: str | None  # that fact's source type (archive_log, notebook, transcript, ...)
+    matched_file: str | None
+
+
+@dataclass
+class Recall:
+    ok: bool
+    known: int
+    seconds: float
+    error: str | None = None
+
+
+@dataclass
+class TurnPlan:
+    """What a turn will write, decided without writing anything."""
+
+    turn: Turn
+    at: datetime
+    facts: list[FactOutcome]
+    block: LogBlock | None  # new facts and revisions, as one log block
+    confirmations: list[Confirmation]
+    recall: Recall
+    extraction: Extraction
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class TurnResult:
+    facts: list[FactOutcome]
+    lines_written: list[str]
+    log: str | None  # the log file the block went to
+    confirmations: int
+    rows_embedded: int
+    recall: Recall
+    extractor: str
+    fallback: str | None
+    reindex_error: str | None = None
+    memory_md: str | None = None  # what the MEMORY.md refresh did (or why it did not)
+    timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def counts(self) -> dict[str, int]:
+        out = {"new": 0, "revision": 0, "confirmation": 0}
+        for fact in self.facts:
+            out[fact.outcome] += 1
+        return out
+
+
+def recall_known(
+    settings: Settings, store: MemoryStore, embedder: TextEmbedder | None, text: str
+) -> tuple[list[Known], Recall]:
+    """The known facts nearest ``text`` (tombstones filtered, the recall log untouched), within
+    ``settings.recall_timeout_s``; never raises."""
+    start = time.perf_counter()
+    query = text[:RECALL_QUERY_CHARS]
+    future = _RECALL_POOL.submit(
+        search,
+        store,
+        query,
+        embedder=embedder,
+        settings=settings,
+        limit=settings.known_facts_limit,
+        log_recall=False,
+    )
+    try:
+        hits = future.result(timeout=settings.recall_timeout_s)
+    except FutureTimeout:
+        return [], Recall(
+            False, 0, time.perf_counter() - start, f"recall took over {settings.recall_timeout_s} s"
+        )
+    except Exception as exc:  # an outage degrades extraction, never the write
+        return [], Recall(False, 0, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"[:300])
+    known = [Known(h.content, h.source_type, h.source_file, h.zone) for h in hits]
+    return known, Recall(True, len(known), time.perf_counter() - start)
+
+
+def plan_turn(
+    turn: Turn,
+    settings: Settings,
+    extractor: Extractor,
+    *,
+    store: MemoryStore | None = None,
+    embedder: TextEmbedder | None = None,
+) -> TurnPlan:
+    """(a)-(c): recall, extract, classify. Writes nothing."""
+    at = (turn.at or datetime.now(UTC)).astimezone(UTC)
+    turn = Turn(clean_text(turn.user), clean_text(turn.assistant), clean_text(turn.chat_id) or "default", at)
+    store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    known, recall = (
+        recall_known(settings, store, embedder, turn.user)
+        if turn.user.strip()
+        else ([], Recall(True, 0, 0.0))
+    )
+    timings["recall"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    extraction = extractor.extract(turn, [k.content for k in known])
+    timings["extract"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    facts: list[FactOutcome] = []
+    log_facts: list[LogFact] = []
+    confirmations: list[Confirmation] = []
+    for fact in extraction.facts:
+        verdict = classify(fact.content, known)
+        matched = verdict.matched
+        facts.append(
+            FactOutcome(
+                content=fact.content,
+                category=fact.category,
+                tags=fact.tags,
+                importance=fact.importance,
+                outcome=verdict.outcome,
+                similarity=verdict.similarity,
+                matched=matched.content if matched else None,
+                matched_source=matched.source_type if matched else None,
+                matched_file=matched.source_file if matched else None,
+            )
+        )
+        if verdict.outcome == CONFIRMATION and matched is not None:
+            confirmations.append(
+                Confirmation(
+                    ts=at.isoformat(timespec="seconds"),
+                    content=fact.content,
+                    matched=matched.content,
+                    source_type=matched.source_type,
+                    source_file=matched.source_file,
+                    similarity=verdict.similarity,
+                    chat_id=turn.chat_id,
+                )
+            )
+        else:
+            tags = (*fact.tags, REVISION_TAG) if verdict.outcome == REVISION else fact.tags
+            log_facts.append(LogFact(fact.content, fact.category, tuple(dict.fromkeys(tags))))
+    timings["classify"] = time.perf_counter() - t0
+    return TurnPlan(
+        turn=turn,
+        at=at,
+        facts=facts,
+        block=format_block(turn.chat_id, log_facts, at),
+        confirmations=confirmations,
+        recall=recall,
+        extraction=extraction,
+        timings=timings,
+    )
+
+
+def apply_plan(plan: TurnPlan, settings: Settings) -> Path | None:
+    """(d): append the block to its day's log and the confirmations to their file, durably."""
+    path = append_block(settings.archive_dir, plan.block) if plan.block is not None else None
+    append_confirmations(settings.confirmations_path, plan.confirmations)
+    return path
+
+
+def finish_turn(
+    plan: TurnPlan,
+    settings: Settings,
+    path: Path | None,
+    *,
+    store: MemoryStore | None = None,
+    embedder: TextEmbedder | None = None,
+    reindex: bool = True,
+) -> TurnResult:
+    """(e)-(f) after the write: reindex the day, refresh MEMORY.md; failures are reported, not raised."""
+    result = TurnResult(
+        facts=plan.facts,
+        lines_written=plan.block.text.strip().splitlines()[2:] if plan.block else [],
+        log=str(path) if path else None,
+        confirmations=len(plan.confirmations),
+        rows_embedded=0,
+        recall=plan.recall,
+        extractor=plan.extraction.extractor,
+        fallback=plan.extraction.fallback,
+        timings=dict(plan.timings),
+        warnings=list(plan.extraction.warnings),
+    )
+    if reindex and plan.block is not None:
+        t0 = time.perf_counter()
+        try:
+            indexer = Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
+            result.rows_embedded = indexer.reindex_day(plan.block.day).embedded
+        except Exception as exc:  # the log holds the facts; the sensor reindexes the day later
+            result.reindex_error = f"{type(exc).__name__}: {exc}"[:300]
+        result.timings["reindex"] = time.perf_counter() - t0
+    if any(f.importance >= IMPORTANT_AT and f.outcome != CONFIRMATION for f in plan.facts):
+        t0 = time.perf_counter()
+        result.memory_md = refresh_memory_md(settings, store)
+        result.timings["memory_md"] = time.perf_counter() - t0
+    return result
+
+
+def refresh_memory_md(settings: Settings, store: MemoryStore | None) -> str:
+    """The legacy per-turn MEMORY.md writer; what it did, in words (never raises into the write)."""
+    from memory_assets.core.knowledge.memory_md import refresh_from_index
+
+    try:
+        outcome = refresh_from_index(
+            settings, store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+        )
+    except Exception as exc:
+        return f"not refreshed: {type(exc).__name__}: {exc}"[:300]
+    return str(getattr(outcome, "reason", outcome))
+
+
+def process_turn(
+    turn: Turn,
+    settings: Settings,
+    *,
+    extractor: Extractor | None = None,
+    store: MemoryStore | None = None,
+    embedder: TextEmbedder | None = None,
+    reindex: bool = True,
+) -> TurnResult:
+    """The whole write path for one turn; see the module docstring. Never loses a fact: the log
+    append happens before anything that can fail for reasons outside the turn (the index, the
+    model, MEMORY.md), and those failures are reported in the result."""
+    start = time.perf_counter()
+    if extractor is None:
+        from memory_assets.core.write_path.chat_extractor import make_extractor
+
+        extractor = make_extractor(settings)
+    store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    plan = plan_turn(turn, settings, extractor, store=store, embedder=embedder)
+    t0 = time.perf_counter()
+    path = apply_plan(plan, settings)
+    plan.timings["write"] = time.perf_counter() - t0
+    result = finish_turn(plan, settings, path, store=store, embedder=embedder, reindex=reindex)
+    result.timings["total"] = time.perf_counter() - start
+    return result

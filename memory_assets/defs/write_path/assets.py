@@ -1,0 +1,62 @@
+"""The write path as an asset: new transcript turns -> facts classified -> daily logs."""
+
+import dagster as dg
+
+from memory_assets.core.write_path.chat_extractor import make_extractor
+from memory_assets.core.write_path.ingest import ingest_transcripts
+from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.defs.write_path.external import transcripts
+
+
+@dg.asset(
+    deps=[transcripts],
+    group_name="capture",
+    kinds={"python"},
+    description="Every new user turn of the transcripts, oldest first and exactly once, through the write "
+    "path: recall known facts, extract, classify (confirmation / revision / new), append new facts and "
+    "revisions to the turn's day's log, record confirmations, reindex that day. Metadata counts facts by "
+    "outcome, so the UI plots confirmations against new facts over time.",
+)
+def write_path(
+    context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    settings = memory.settings()
+    settings.require_initialised()
+    model = embedder.get()
+    try:
+        _ = model.dimension  # load the model now, so the first turn's recall is not cut short by its load
+    except Exception as exc:  # the facts are still written; recall falls back to full text
+        context.log.warning(
+            f"embedding model unavailable ({exc}); recall is full-text only and days are not reindexed"
+        )
+        model = None
+    result = ingest_transcripts(
+        settings, make_extractor(settings), store=memory.store(settings), embedder=model
+    )
+    for warning in result.warnings:
+        context.log.warning(warning)
+    if result.recovered:
+        context.log.warning(result.recovered)
+    for day in result.days:
+        context.log_event(
+            dg.AssetMaterialization(
+                asset_key="daily_logs", partition=day, metadata={"written_by": "write_path"}
+            )
+        )
+    extractors = sorted({r.extractor for r in result.results})
+    fallbacks = [r.fallback for r in result.results if r.fallback]
+    return dg.MaterializeResult(
+        metadata={
+            "turns": result.turns,
+            "new": result.counts["new"],
+            "revision": result.counts["revision"],
+            "confirmation": result.counts["confirmation"],
+            "skipped_lines": result.skipped_lines,
+            "days": dg.MetadataValue.md(", ".join(result.days) or "_none_"),
+            "reindex_errors": sum(1 for r in result.results if r.reindex_error),
+            "extraction_fallbacks": len(fallbacks),
+            "extractor": ", ".join(extractors) or "-",
+            "recovered_interrupted_turn": bool(result.recovered),
+            "seconds": round(result.seconds, 3),
+        }
+    )

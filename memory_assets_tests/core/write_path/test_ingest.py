@@ -1,0 +1,118 @@
+"""Transcript ingestion: oldest turn first, each turn's day, bad lines reported, and exactly once
+across a SIGKILL at any step (a crashed-and-resumed run writes what an uninterrupted one writes)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory_assets.core.capture.daily_log import list_logs, read_daily_log
+from memory_assets.core.home import init_home
+from memory_assets.core.index.embedder import Embedder
+from memory_assets.core.write_path.ingest import ingest_transcripts
+from memory_assets.core.write_path.rules import RuleExtractor
+from memory_assets.settings import Settings
+
+REPO = Path(__file__).resolve().parents[3]
+
+SESSION_A = [
+    ("2026-10-01T09:00:00Z", "user", "I live in Lisbon and I work as a data engineer."),
+    ("2026-10-01T09:00:05Z", "assistant", "Nice! I'll remember that you live in Paris."),  # never a source
+    ("2026-10-02T18:30:00Z", "user", "My sister Ana is a nurse in Porto."),
+    ("2026-10-02T18:30:04Z", "assistant", "Noted."),
+    ("2026-10-05T08:10:00Z", "user", "I live in Lisbon and I work as a data engineer."),
+    ("2026-10-06T08:10:00Z", "user", "I moved to Berlin in 2024."),
+]
+SESSION_B = [
+    ("2026-10-01T12:00:00Z", "user", "I'm allergic to peanuts."),
+    ("2026-10-03T12:00:00Z", "user", "What's the weather like?"),
+    ("2026-10-04T12:00:00Z", "user", "I prefer metric units."),
+]
+
+
+def write_transcripts(settings: Settings) -> None:
+    settings.transcripts_dir.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("sessA", SESSION_A), ("sessB", SESSION_B)):
+        lines = [json.dumps({"ts": ts, "role": role, "content": text}) for ts, role, text in rows]
+        (settings.transcripts_dir / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def snapshot(settings: Settings) -> dict[str, str]:
+    files = {p.name: p.read_text() for _, p in list_logs(settings.archive_dir)}
+    if settings.confirmations_path.exists():
+        files["confirmations.jsonl"] = settings.confirmations_path.read_text()
+    return files
+
+
+def test_turns_are_ingested_oldest_first_into_their_days_once(settings: Settings, embedder: Embedder) -> None:
+    write_transcripts(settings)
+    result = ingest_transcripts(settings, RuleExtractor(), embedder=embedder)
+    assert result.turns == 7 and result.skipped_lines == 0
+    assert result.days == ["2026-10-01", "2026-10-02", "2026-10-04", "2026-10-06"]
+    assert result.counts["confirmation"] >= 1  # the restatement of 1 October
+    oct1 = [f.content for f in read_daily_log(settings.archive_dir / "2026-10-01.md").facts]
+    assert any("Lisbon" in c for c in oct1) and any("peanut" in c for c in oct1)
+    assert not any("Paris" in f for f in snapshot(settings).values())  # the assistant's words
+    before = snapshot(settings)
+    again = ingest_transcripts(settings, RuleExtractor(), embedder=embedder)
+    assert again.turns == 0 and snapshot(settings) == before
+
+
+def test_bad_transcript_lines_are_skipped_and_reported_once(settings: Settings, embedder: Embedder) -> None:
+    settings.transcripts_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.transcripts_dir / "bad.jsonl"
+    path.write_bytes(
+        b'{"ts": "2026-10-01T09:00:00Z", "role": "user", "content": "I live in Lisbon."}\n'
+        b"this is not json\n"
+        b'{"ts": "2026-10-01T09:01:00Z", "content": "no role here"}\n'
+        b'["an", "array"]\n'
+        b'{"ts": "2026-10-01T09:02:00Z", "role": "user", "content": "I have a dog called \\u0000Rex\\ud800."}\n'
+        b'{"ts": "2026-10-01T09:03:00Z", "role": "user", "content": "I prefer tea'  # still being written
+    )
+    result = ingest_transcripts(settings, RuleExtractor(), embedder=embedder)
+    assert result.turns == 2 and result.skipped_lines == 3
+    assert [w.split(": ")[0] for w in result.warnings] == [f"{path} line {n}" for n in (2, 3, 4)]
+    facts = [f.content for f in read_daily_log(settings.archive_dir / "2026-10-01.md").facts]
+    assert any("Lisbon" in f for f in facts) and all("\x00" not in f for f in facts)
+    with open(path, "ab") as fh:
+        fh.write(b' with milk."}\n')  # the last line completes
+    later = ingest_transcripts(settings, RuleExtractor(), embedder=embedder)
+    assert later.turns == 1 and later.skipped_lines == 0  # the bad lines are reported once, not again
+
+
+def ingest_process(home: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memory_assets.cli", "--home", str(home), "--json", "ingest-transcripts"],
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("point", ["write_path.intent@2", "write_path.appended@2", "write_path.appended@5"])
+def test_a_sigkill_at_any_step_neither_loses_nor_repeats_a_turn(tmp_path: Path, point: str) -> None:
+    """A real process killed at a step boundary, then run again, leaves exactly the logs and the
+    confirmations an uninterrupted run leaves."""
+    clean, crashed = (Settings.load(tmp_path / name, env={}) for name in ("clean", "crashed"))
+    for home in (clean, crashed):
+        init_home(home)
+        write_transcripts(home)
+    assert ingest_process(clean.home).returncode == 0
+    name, nth = point.split("@")
+    killed = ingest_process(crashed.home, MEMORY_FAILPOINTS=f"{name}=kill@{nth}")
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    state = json.loads(crashed.write_path_state_path.read_text())
+    assert state["pending"] is not None  # the kill left a turn in flight
+    resumed = ingest_process(crashed.home)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    summary = json.loads(resumed.stdout)
+    assert summary["recovered"] and f"turn {state['pending']['turn']}" in summary["recovered"]
+    assert snapshot(crashed) == snapshot(clean)
+    assert (
+        json.loads(crashed.write_path_state_path.read_text())["sessions"]
+        == json.loads(clean.write_path_state_path.read_text())["sessions"]
+    )
