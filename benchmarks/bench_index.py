@@ -598,7 +598,6 @@ def bench_search(
             rows[b : b + batch],
             vectors[b : b + batch],
             [None] * len(rows[b : b + batch]),
-            insert_only=True,
         )
     write_s = time.perf_counter() - start
     log(f"    wrote {n_rows:,} rows in {write_s:.1f} s")
@@ -747,7 +746,7 @@ def bench_search(
         f"{n_rows:,} rows synthesised\nas word-level variants with vector = normalise(real vector + N(0, "
         f"{sigma}^2) noise): mean cosine row->its sentence {to_base:.2f}, row->sibling variant {sib:.2f}.\n"
         f"{n_rows // 100:,} source files (archive_log, 100 rows each), written via table_for_write + apply_diff("
-        f"insert_only=True) in\n{-(-n_rows // batch)} batches of {batch:,}: {write_s:.1f} s "
+        f"add) in\n{-(-n_rows // batch)} batches of {batch:,}: {write_s:.1f} s "
         f"({n_rows / write_s:,.0f} rows/s). {n_queries} distinct short queries; p50/p95 over all of them "
         f"after 5 warm-up calls.\nsearch() runs with the home's settings: {n_tombs:,} tombstones filtered at "
         f"query time, near-duplicate hits (cosine >= 0.95) collapsed, contents capped, recalls logged.\n"

@@ -87,7 +87,7 @@ def main() -> int:
         table_ = store.table_for_write(emb.model_name, emb.dimension)
         for b in range(0, args.rows, 10_000):
             part = rows[b : b + 10_000]
-            store.apply_diff(table_, [], part, vectors[b : b + 10_000], [None] * len(part), insert_only=True)
+            store.apply_diff(table_, [], part, vectors[b : b + 10_000], [None] * len(part))
         start = time.perf_counter()
         store.optimize()
         log(
@@ -102,6 +102,7 @@ def main() -> int:
         timed = TimedEmbedder(emb)
         day0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
         own, total, extract, embed, outcomes = [], [], [], [], {"new": 0, "revision": 0, "confirmation": 0}
+        steps: dict[str, list[float]] = {}
         for n in range(args.turns):
             text = statements[n % len(statements)]
             timed.seconds = 0.0
@@ -120,6 +121,8 @@ def main() -> int:
             own.append((elapsed - result.timings["extract"] - timed.seconds) * 1000)
             for key, value in result.counts().items():
                 outcomes[key] += value
+            for step, seconds in result.timings.items():
+                steps.setdefault(step, []).append(seconds * 1000)
         p50 = percentile(own, 50)
         print("# memory-assets write-path benchmark\n")
         print(
@@ -156,6 +159,18 @@ def main() -> int:
                     ["end to end", f"{percentile(total, 50):.1f}", f"{percentile(total, 95):.1f}", ""],
                 ],
                 ["per turn", "p50 ms", "p95 ms", "note"],
+            )
+        )
+        print(
+            "\nby step (embedding included where a step embeds; memory_md only on turns with an important fact):"
+        )
+        print(
+            table(
+                [
+                    [step, f"{percentile(v, 50):.1f}", f"{percentile(v, 95):.1f}", len(v)]
+                    for step, v in steps.items()
+                ],
+                ["step", "p50 ms", "p95 ms", "turns"],
             )
         )
     finally:

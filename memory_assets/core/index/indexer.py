@@ -303,11 +303,10 @@ class Indexer:
         created = [None] * len(new) + [existing[r.id].created_at for r in kept]
         result.commits = self.store.apply_diff(
             table,
-            gone + [r.id for r in repair],  # deleting an id deletes every copy of it
+            gone + [r.id for r in kept],  # deleting an id deletes every copy of it
             new + kept,
             np.stack(vectors) if vectors else np.empty((0, 0)),
             created,
-            insert_only=not existing,
         )
         result.deleted, result.inserted, result.updated = len(gone), len(new), len(changed)
         result.repaired = sum(copies.values()) - len(copies)
@@ -471,7 +470,7 @@ class Indexer:
                 for begin in range(0, len(rows), BULK_ROWS):
                     part = rows[begin : begin + BULK_ROWS]
                     vectors = embedder.embed([r.content for r in part])
-                    self.store.apply_diff(table, [], part, vectors, [None] * len(part), insert_only=True)
+                    self.store.apply_diff(table, [], part, vectors, [None] * len(part))
             self._record_state(
                 {p.key: p.digest() for p in plans if p.exists}, drop=[p.key for p in plans if not p.exists]
             )

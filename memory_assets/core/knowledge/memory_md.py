@@ -30,7 +30,7 @@ Every write is a read-modify-write under ``file_lock(path)`` through ``write_ato
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,8 @@ from memory_assets.core.knowledge.chunking import (
 from memory_assets.core.text import json_object, normalise
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from memory_assets.core.index.store import MemoryStore
     from memory_assets.settings import Settings
 
@@ -53,6 +55,7 @@ CLOSE_B = GENERATED_CLOSE.encode("ascii")
 PERSONAL_DIR = "3_Personal/"
 REFRESH_GENERATOR = "refresh_from_index"
 DEFAULT_MAX_LINES = 50
+RECENT_WINDOWS = (30, 365)  # days the per-turn refresh reads first, before the whole table
 MAX_FACT_CHARS = 500
 # Any HTML comment that claims a human verification, however spaced or cased: broader than
 # HUMAN_STAMP_RE (what the reader honours), so no variant survives in a generated body.
@@ -356,7 +359,9 @@ def _day(value: object) -> date | None:
     return None
 
 
-def _read_facts(store: "MemoryStore") -> list[Fact]:
+def _read_facts(
+    store: "MemoryStore", tombstoned: frozenset[str] = frozenset(), candidates: int = DEFAULT_MAX_LINES
+) -> list[Fact]:
     """Every fact row of the store's user (daily-log and legacy rows; not vault chunks, not core
     files), read through ``scan`` (reads never write; an assistant-era table is read as it is)."""
     from memory_assets.core.index.store import quote
@@ -375,10 +380,48 @@ def _read_facts(store: "MemoryStore") -> list[Fact]:
         kinds = ", ".join(quote(k) for k in _NOT_FACTS)
         where = f"{user} AND (source_type IS NULL OR source_type NOT IN ({kinds}))"
         columns = ["content", "importance", "category", "fact_date", "source_date", "created_at"]
-        for row in store.scan(columns, where=where).to_pylist():
+        # Daily-log rows all rank 0.5, so the best are the rarer rows ranked higher and then the
+        # recent 0.5 ones: every row outside that set ranks below every row in it. Read the set
+        # first (the fact_date index makes it cheap) and the whole table only when it holds too
+        # few; the result is the same either way.
+        today = datetime.now(UTC).date()
+        rows: list[dict[str, Any]] = []
+        for days in RECENT_WINDOWS:
+            cutoff = quote((today - timedelta(days=days)).isoformat())
+            recent = f"{where} AND (importance > 0.5 OR (importance = 0.5 AND fact_date >= {cutoff}))"
+            rows = _best_rows(store.scan(columns, where=recent), tombstoned, candidates)
+            if len(rows) >= candidates:
+                break
+        else:
+            rows = _best_rows(store.scan(columns, where=where), tombstoned, candidates)
+        for row in rows:
             day = _day(row.get("fact_date")) or _day(row.get("source_date")) or _day(row.get("created_at"))
             facts.append(_fact(row.get("content"), row.get("category"), row.get("importance"), day))
     return [f for f in facts if f.content]
+
+
+def _best_rows(data: "pa.Table", tombstoned: frozenset[str], candidates: int) -> list[dict[str, Any]]:
+    """The ``candidates`` best distinct, untombstoned rows in ``rank_facts``'s order, picked in
+    polars so a refresh over 50k rows does not build 50k Python objects (it runs per turn)."""
+    import polars as pl
+
+    frame = pl.from_arrow(data)
+    if not isinstance(frame, pl.DataFrame) or frame.height == 0:
+        return []
+    day = pl.coalesce(
+        pl.col("fact_date").str.slice(0, 10),
+        pl.col("source_date").str.slice(0, 10),
+        pl.col("created_at").cast(pl.Date).cast(pl.Utf8),
+    )
+    norm = pl.col("content").fill_null("").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+    best = (
+        frame.with_columns(norm.alias("_norm"), day.alias("_day"), pl.col("importance").fill_null(0.5))
+        .filter((pl.col("_norm") != "") & ~pl.col("_norm").is_in(list(tombstoned)))
+        .sort(["importance", "_day", "_norm"], descending=[True, True, False], nulls_last=True)
+        .unique(subset="_norm", keep="first", maintain_order=True)
+        .head(candidates)
+    )
+    return best.drop("_norm", "_day").to_dicts()
 
 
 def _fact(content: object, category: object, importance: object, day: date | None) -> Fact:
@@ -480,7 +523,8 @@ def refresh_from_index(
             REFRESH_GENERATOR,
         )
     tombstoned = read_tombstones(settings.tombstones_path).contents
-    body, count = render_facts(rank_facts(_read_facts(store), tombstoned), max_lines)
+    facts = _read_facts(store, tombstoned, candidates=max_lines)  # the zone lists fewer than this
+    body, count = render_facts(rank_facts(facts, tombstoned), max_lines)
     written = write_generated_zone(target, body, generator=REFRESH_GENERATOR)
     return MemoryMdResult(
         written.written,

@@ -221,7 +221,6 @@ def _ingest_turn(
         settings,
         extractor,
         store=store,
-        embedder=embedder,
     )
     log = settings.archive_dir / plan.block.filename if plan.block else None
     confirmations = settings.confirmations_path

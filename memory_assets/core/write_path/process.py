@@ -2,7 +2,10 @@
 
 (a) recall up to ``known_facts_limit`` known facts near the turn: best effort, under a time limit;
     any failure means extraction runs without them, and the result says so (invariant 5: a
-    search outage never blocks a write);
+    search outage never blocks a write). Recall is full-text (BM25 over the index, tombstones
+    filtered): the classifier's question is lexical ("practically the same sentence?"), which
+    full text answers; it costs about 10 ms and no embedding model, so a model outage cannot
+    degrade it;
 (b) extract facts (the configured extractor; the rule-based default without a language model);
 (c) classify each against the recalled facts: confirmation, revision or new;
 (d) append new facts and revisions to the turn's UTC day's log, one block in the existing format,
@@ -101,18 +104,16 @@ class TurnResult:
         return out
 
 
-def recall_known(
-    settings: Settings, store: MemoryStore, embedder: TextEmbedder | None, text: str
-) -> tuple[list[Known], Recall]:
-    """The known facts nearest ``text`` (tombstones filtered, the recall log untouched), within
-    ``settings.recall_timeout_s``; never raises."""
+def recall_known(settings: Settings, store: MemoryStore, text: str) -> tuple[list[Known], Recall]:
+    """The known facts nearest ``text`` by full text (tombstones filtered, the recall log
+    untouched), within ``settings.recall_timeout_s``; never raises."""
     start = time.perf_counter()
     query = text[:RECALL_QUERY_CHARS]
     future = _RECALL_POOL.submit(
         search,
         store,
         query,
-        embedder=embedder,
+        embedder=None,
         settings=settings,
         limit=settings.known_facts_limit,
         log_recall=False,
@@ -135,7 +136,6 @@ def plan_turn(
     extractor: Extractor,
     *,
     store: MemoryStore | None = None,
-    embedder: TextEmbedder | None = None,
 ) -> TurnPlan:
     """(a)-(c): recall, extract, classify. Writes nothing."""
     at = (turn.at or datetime.now(UTC)).astimezone(UTC)
@@ -144,9 +144,7 @@ def plan_turn(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     known, recall = (
-        recall_known(settings, store, embedder, turn.user)
-        if turn.user.strip()
-        else ([], Recall(True, 0, 0.0))
+        recall_known(settings, store, turn.user) if turn.user.strip() else ([], Recall(True, 0, 0.0))
     )
     timings["recall"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -275,7 +273,7 @@ def process_turn(
 
         extractor = make_extractor(settings)
     store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
-    plan = plan_turn(turn, settings, extractor, store=store, embedder=embedder)
+    plan = plan_turn(turn, settings, extractor, store=store)
     t0 = time.perf_counter()
     path = apply_plan(plan, settings)
     plan.timings["write"] = time.perf_counter() - t0

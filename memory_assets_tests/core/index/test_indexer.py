@@ -227,7 +227,7 @@ def test_bulk_rebuild_of_an_empty_index_equals_the_per_file_diff(
 class CrashAfterDelete(MemoryStore):
     """Fault injection: the process dies between a file's delete commit and its add commit."""
 
-    def apply_diff(self, table, delete_ids, upsert_rows, upsert_vectors, created, insert_only=False):  # type: ignore[no-untyped-def]
+    def apply_diff(self, table, delete_ids, add_rows, add_vectors, created):  # type: ignore[no-untyped-def]
         ids = sorted(set(delete_ids))
         if ids:
             table.delete("id IN (" + ", ".join(quote(i) for i in ids) + ")")
