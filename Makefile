@@ -49,6 +49,9 @@ ui: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_index.py
 	$(BIN)/python benchmarks/bench_dedup.py
+	$(BIN)/python benchmarks/bench_sensor.py
+	$(BIN)/python benchmarks/bench_extraction.py
+	$(BIN)/python benchmarks/bench_write_path.py
 
 clean:
 	rm -rf $(VENV) .memory_home .dagster_home

@@ -184,6 +184,7 @@ def main() -> int:
     from memory_assets.core.audit.checks import run_all
     from memory_assets.definitions import defs
     from memory_assets.defs.index.sensors import daily_log_sensor, vault_sensor
+    from memory_assets.defs.write_path.sensors import transcripts_sensor
 
     print(f"memory home: {settings.home} ({'seeded demo data' if seeded else 'existing data'})")
     instance = dg.DagsterInstance.get()
@@ -247,7 +248,7 @@ def main() -> int:
         print("dedup report (also in the UI, plotted per write path and threshold):")
         print(report.asset_materialization.metadata["report"].value)  # type: ignore[union-attr]
     print("sensors on the indexed home (a fresh cursor, as on the first `make ui`):")
-    for sensor in (daily_log_sensor, vault_sensor):
+    for sensor in (daily_log_sensor, vault_sensor, transcripts_sensor):
         context = dg.build_sensor_context(instance=instance, resources={"memory": defs.resources["memory"]})
         result = sensor(context)
         print(f"  {sensor.name}: {len(result.run_requests or [])} runs requested")
