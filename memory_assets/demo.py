@@ -204,8 +204,8 @@ def main() -> int:
     result = defs.resolve_job_def("write_path").execute_in_process(instance=instance, run_config=quiet)
     [meta] = [
         m.metadata
-        for m in result.asset_materializations_for_node("write_path")
-        if m.asset_key == dg.AssetKey("write_path")
+        for m in result.asset_materializations_for_node("ingested_turns")
+        if m.asset_key == dg.AssetKey("ingested_turns")
     ]
     print(
         f"  write_path: {meta['turns'].value} transcript turns -> {meta['new'].value} new facts, "

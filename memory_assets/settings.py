@@ -60,6 +60,16 @@ class Settings:
     llm_key_var: str = "MEMORY_LLM_API_KEY"
     llm_api_key: str | None = field(default=None, repr=False)
     llm_timeout_s: float = 30.0
+    # The dream's pacing (the existing runner's gates and defaults) and its consolidator.
+    dream_max_days: int = 14  # batch size; more pending days than this runs at once ("behind")
+    dream_min_hours: float = 24.0  # otherwise, at least this long since the last attempt ...
+    dream_min_facts: int = 20  # ... and at least this many fact lines pending
+    dream_max_retries: int = 3  # failed attempts on one batch before it is skipped (unconsolidated)
+    dream_lint_enabled: bool = True
+    dream_lint_min_days: float = 7.0  # days between lint passes
+    dream_consolidator: str = "rules"  # "rules" (deterministic) or "agent" (the chat model's tool loop)
+    dream_timeout_s: float = 600.0  # the agent consolidator's time limit per run
+    dream_agent_max_steps: int = 40  # the agent consolidator's tool-call limit per run
     # Paths that default to their place in the home, each overridable.
     confirmations_file: Path | None = None
     superseded_file: Path | None = None
@@ -184,6 +194,22 @@ class Settings:
             llm_key_var=key_var,
             llm_api_key=env.get(key_var) or env.get("OPENAI_API_KEY") or None,
             llm_timeout_s=_number(env, overrides, "MEMORY_LLM_TIMEOUT_S", 30.0, float),
+            dream_max_days=_number(env, overrides, "MEMORY_DREAM_MAX_DAYS", 14, int),
+            dream_min_hours=_number(env, overrides, "MEMORY_DREAM_MIN_HOURS", 24.0, float, zero_ok=True),
+            dream_min_facts=_number(env, overrides, "MEMORY_DREAM_MIN_FACTS", 20, int, zero_ok=True),
+            dream_max_retries=_number(env, overrides, "MEMORY_DREAM_MAX_RETRIES", 3, int),
+            dream_lint_enabled=(
+                overrides.get("dream_lint_enabled") or env.get("MEMORY_DREAM_LINT_ENABLED") or "1"
+            )
+            not in ("0", "false", "no", "off"),
+            dream_lint_min_days=_number(
+                env, overrides, "MEMORY_DREAM_LINT_MIN_DAYS", 7.0, float, zero_ok=True
+            ),
+            dream_consolidator=_choice(
+                env, overrides, "MEMORY_DREAM_CONSOLIDATOR", "rules", ("rules", "agent")
+            ),
+            dream_timeout_s=_number(env, overrides, "MEMORY_DREAM_TIMEOUT_S", 600.0, float),
+            dream_agent_max_steps=_number(env, overrides, "MEMORY_DREAM_AGENT_MAX_STEPS", 40, int),
             confirmations_file=_path(env, overrides, "MEMORY_CONFIRMATIONS_PATH"),
             superseded_file=_path(env, overrides, "MEMORY_SUPERSEDED_PATH"),
             dream_state_file=_path(env, overrides, "MEMORY_DREAM_STATE_PATH"),
@@ -197,10 +223,25 @@ def _path(env: Mapping[str, str], overrides: Mapping[str, str], name: str) -> Pa
     return Path(raw).expanduser().absolute() if raw else None
 
 
+def _choice(
+    env: Mapping[str, str], overrides: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]
+) -> str:
+    raw = overrides.get(name.removeprefix("MEMORY_").lower()) or env.get(name) or default
+    if raw not in choices:
+        raise SettingsError(f"{name}={raw!r}: choose one of {', '.join(choices)}")
+    return raw
+
+
 def _number(
-    env: Mapping[str, str], overrides: Mapping[str, str], name: str, default: float, kind: type
+    env: Mapping[str, str],
+    overrides: Mapping[str, str],
+    name: str,
+    default: float,
+    kind: type,
+    zero_ok: bool = False,
 ) -> Any:
-    """A positive number from an override (keyed by the setting's name) or the environment."""
+    """A positive number (or zero, when ``zero_ok``) from an override (keyed by the setting's
+    name) or the environment."""
     key = name.removeprefix("MEMORY_").lower()
     raw = overrides.get(key) or env.get(name)
     if raw in (None, ""):
@@ -211,7 +252,7 @@ def _number(
         raise SettingsError(
             f"{name}={raw!r} is not a {kind.__name__}; set a positive number or unset it"
         ) from None
-    if value <= 0:
+    if value < 0 or (value == 0 and not zero_ok):
         raise SettingsError(f"{name}={raw!r} must be positive; set a positive number or unset it")
     return value
 

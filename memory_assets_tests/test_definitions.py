@@ -39,7 +39,9 @@ def test_lineage_flows_one_way_from_logs_to_the_index() -> None:
     assert {"daily_logs", "tombstones", "consolidation_log"} <= parents["archive_index"]
     assert "daily_logs" in parents["vault_pages"]
     assert {"archive_index", "vault_index", "core_file_index"} <= parents["archival_memories"]
-    assert not parents["daily_logs"]  # nothing reads back up the chain
+    # Nothing reads back up the chain: the logs' only parent is the write path, fed by the transcripts.
+    assert parents["daily_logs"] == {"ingested_turns"} and parents["ingested_turns"] == {"transcripts"}
+    assert not parents["transcripts"]
 
 
 def test_domain_core_imports_no_dagster() -> None:

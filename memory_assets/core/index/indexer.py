@@ -7,8 +7,9 @@ and upserts the rest: at most two LanceDB commits, and none when nothing changed
 happens before any delete, so a model failure leaves the index untouched (fail closed). If the
 diff query itself fails, the file falls back to a full replace.
 
-Daily logs at or below the watermark leave the index; tombstoned content never enters; a
-deleted file's rows go.
+Daily logs at or below the watermark leave the index (the vault holds their facts), except the
+days the dream skipped (``unconsolidated`` in ``.state/dream_state.json``): skipping must never
+make a fact unretrievable. Tombstoned content never enters; a deleted file's rows go.
 
 One writer per file, across processes. Every change to a file's rows happens under that file's
 index lock (``index-key:<uri>|<table>|<label:filename>``, held shared with the table lock), and
@@ -48,6 +49,7 @@ from memory_assets.core.index.rows import (
     plan_page,
 )
 from memory_assets.core.index.store import MAX_FRAGMENTS, LegacyTableError, MemoryStore, VectorWidthMismatch
+from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
@@ -173,6 +175,17 @@ class Indexer:
     def watermark(self) -> date | None:
         return self._cached(self.settings.log_md, read_watermark)
 
+    def unconsolidated(self) -> frozenset[date]:
+        """Days the dream skipped: they keep their rows whatever the watermark says."""
+        state = self._cached(
+            self.settings.dream_state_path, lambda p: load_dream_state(p, self.settings.log_md)
+        )
+        return frozenset(state.unconsolidated_days())
+
+    def consolidated(self, day: date, watermark: date | None) -> bool:
+        """Whether ``day``'s facts live in the vault now, so its log has no rows in the index."""
+        return watermark is not None and day <= watermark and day not in self.unconsolidated()
+
     def plan_day(
         self,
         day: date,
@@ -183,6 +196,8 @@ class Indexer:
     ) -> FilePlan:
         tombs = tombstones if tombstones is not None else self.tombstones()
         wm = watermark if (watermark is not None or not read_watermark_file) else self.watermark()
+        if wm is not None and not self.consolidated(day, wm):
+            wm = None  # an unconsolidated day is indexed whatever the watermark
         return plan_archive(self.settings.archive_dir / f"{day.isoformat()}.md", day, tombs, wm)
 
     def plan_page(self, rel: str, tombstones: Tombstones | None = None) -> FilePlan:

@@ -11,8 +11,8 @@ from memory_assets.defs.partitions import daily_partitions
 daily_logs = dg.AssetSpec(
     "daily_logs",
     # Written by the write path (the assistant's library call, or the write_path asset over the
-    # transcripts): the lineage shows transcripts -> write_path -> daily_logs.
-    deps=[dg.AssetKey("write_path")],
+    # transcripts): the lineage shows transcripts -> ingested_turns -> daily_logs.
+    deps=[dg.AssetKey("ingested_turns")],
     partitions_def=daily_partitions,
     group_name="capture",
     kinds={"markdown"},

@@ -191,8 +191,12 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
     indexer = Indexer(settings)
     state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
     # Every day's rows depend on the tombstones and the watermark too.
+    # (and the days the dream skipped, which keep their rows below the watermark).
     inputs = _short(
-        _sig(stat_signature(settings.tombstones_path)) + "|" + _sig(stat_signature(settings.log_md))
+        "|".join(
+            _sig(stat_signature(p))
+            for p in (settings.tombstones_path, settings.log_md, settings.dream_state_path)
+        )
     )
     freshness = Freshness(context, cursor, state)
     watermark = indexer.watermark()
@@ -206,7 +210,7 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
         path = settings.archive_dir / f"{day.isoformat()}.md"
         sig = stat_signature(path)
         digest: str | None
-        if watermark is not None and day <= watermark:
+        if indexer.consolidated(day, watermark):
             digest = EMPTY_DIGEST if key in state else None  # no rows; nothing to track any more
         elif sig is None:
             digest = None

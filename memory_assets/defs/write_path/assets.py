@@ -17,7 +17,7 @@ from memory_assets.defs.write_path.external import transcripts
     "revisions to the turn's day's log, record confirmations, reindex that day. Metadata counts facts by "
     "outcome, so the UI plots confirmations against new facts over time.",
 )
-def write_path(
+def ingested_turns(
     context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
     settings = memory.settings()

@@ -2,10 +2,10 @@
 
 import dagster as dg
 
-from memory_assets.defs.write_path.assets import write_path
+from memory_assets.defs.write_path.assets import ingested_turns
 
 write_path_job = dg.define_asset_job(
     "write_path",
-    selection=[write_path],
+    selection=[ingested_turns],
     description="Turns from the transcripts -> daily logs (each new user turn exactly once).",
 )

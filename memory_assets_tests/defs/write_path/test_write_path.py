@@ -6,7 +6,7 @@ import dagster as dg
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.defs.write_path.assets import write_path
+from memory_assets.defs.write_path.assets import ingested_turns
 from memory_assets.defs.write_path.external import transcripts
 from memory_assets.defs.write_path.sensors import transcripts_sensor
 from memory_assets.settings import Settings
@@ -31,16 +31,16 @@ def test_the_sensor_requests_the_write_path_and_the_asset_counts_outcomes(
     [request] = due.run_requests
     assert "sessA" in request.tags["memory_assets/sessions_behind"]
     result = dg.materialize(
-        [transcripts, write_path, daily_logs],
-        selection=[write_path],
+        [transcripts, ingested_turns, daily_logs],
+        selection=[ingested_turns],
         instance=instance,
         resources={"memory": MemoryHomeResource(home=str(settings.home)), "embedder": EmbedderResource()},
         tags={"dagster/run_key": request.run_key},
     )
     [meta] = [
         m.metadata
-        for m in result.asset_materializations_for_node("write_path")
-        if m.asset_key == write_path.key
+        for m in result.asset_materializations_for_node("ingested_turns")
+        if m.asset_key == ingested_turns.key
     ]
     assert meta["turns"].value == 7
     assert meta["new"].value + meta["revision"].value >= 4 and meta["confirmation"].value >= 1

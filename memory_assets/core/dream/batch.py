@@ -1,0 +1,64 @@
+"""What one dream run works on: its days' fact lines, the confirmations, the revisit queue."""
+
+from datetime import date
+
+from memory_assets.core.capture.daily_log import read_daily_log
+from memory_assets.core.dream.consolidator import Batch, BatchFact
+from memory_assets.core.knowledge.chunking import parse_page
+from memory_assets.core.knowledge.confirmations import read_confirmations
+from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.text import normalise
+from memory_assets.core.textfile import read_text
+from memory_assets.settings import Settings
+
+PERSONAL = "3_Personal/"
+MAX_CONFIRMATIONS = 5000  # lines of confirmations.jsonl one run is shown
+MAX_REVISIT = 20  # pages of the revisit queue one run re-confirms
+
+
+def build_batch(settings: Settings, days: list[date], today: date) -> tuple[Batch, list[str]]:
+    """The batch for ``days``, and warnings (unreadable lines, pages with broken frontmatter)."""
+    warnings: list[str] = []
+    tombs = read_tombstones(settings.tombstones_path)
+    warnings += tombs.warnings
+    facts: list[BatchFact] = []
+    for day in sorted(days):
+        path = settings.archive_dir / f"{day.isoformat()}.md"
+        if not path.is_file():
+            continue
+        parsed = read_daily_log(path, f"archive/{path.name}")
+        warnings += parsed.warnings
+        for fact in parsed.facts:
+            if normalise(fact.content) in tombs.contents:
+                continue
+            facts.append(BatchFact(fact.content, fact.category, fact.tags, day, fact.line, path.name))
+    confirmations, skipped = read_confirmations(settings.confirmations_path, MAX_CONFIRMATIONS)
+    warnings += skipped
+    batch = Batch(
+        days=sorted(days),
+        facts=facts,
+        confirmations=confirmations,
+        confirmations_shown=len(confirmations) + len(skipped),
+        revisit=revisit_queue(settings, today)[:MAX_REVISIT],
+        today=today,
+    )
+    return batch, warnings
+
+
+def revisit_queue(settings: Settings, today: date) -> list[str]:
+    """``3_Personal/`` pages to re-confirm: those past their ``stale_after``, soonest first, then
+    those with no ``stale_after`` at all (pages written before the field existed would otherwise
+    never be visited, so never get it). ``never`` is a value: such pages are not queued."""
+    stale: list[tuple[date, str]] = []
+    undated: list[str] = []
+    for rel in list_pages(settings.notebook_dir):
+        if not rel.startswith(PERSONAL):
+            continue
+        page = parse_page(read_text(settings.notebook_dir / rel).text, f"notebook/{rel}")
+        raw = page.meta.get("stale_after")
+        if raw is None or raw == "":
+            undated.append(rel)
+        elif page.lifecycle.stale_after is not None and page.lifecycle.stale_after <= today:
+            stale.append((page.lifecycle.stale_after, rel))
+    return [rel for _, rel in sorted(stale)] + sorted(undated)

@@ -1,0 +1,163 @@
+"""Whether the dream runs now, and on what: decided from persisted state only (docs/design.md §5.9).
+
+The existing runner's gates, with its defaults as settings:
+
+* pending days are the logs after the watermark and before today (UTC; today's log is still being
+  appended to and is never consolidated), oldest first, then the days an earlier skip left
+  unconsolidated (after every newer day, so a wedged day can never starve new ones);
+* more than ``dream_max_days`` pending ("behind") runs at once;
+* otherwise a run needs ``dream_min_hours`` since the last attempt and ``dream_min_facts`` fact
+  lines across the pending days;
+* a batch is the first ``dream_max_days`` pending days; after ``dream_max_retries`` failed
+  attempts on the same batch (counted in ``dream_state.json``, so restarts do not reset it) the
+  batch is skipped: its days are recorded as unconsolidated (they keep their index rows) and
+  the watermark moves past them;
+* lint runs only when nothing is pending and a lint is due: never linted, or the last
+  ``## [date] lint`` is ``dream_lint_min_days`` old, and no lint attempt in the last 24 hours.
+
+Ingest always comes before lint, so an editorial audit can never starve consolidation.
+"""
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.knowledge.dream_state import DreamState
+from memory_assets.core.knowledge.watermark import read_last_lint_date, read_watermark
+from memory_assets.settings import Settings
+
+FACT_LINE = re.compile(r"^-\s*\[", re.MULTILINE)
+LINT_RETRY = timedelta(hours=24)
+INGEST, SKIP, LINT, IDLE = "ingest", "skip", "lint", "idle"
+
+
+@dataclass
+class Decision:
+    kind: str  # ingest | skip | lint | idle
+    reason: str
+    days: list[date] = field(default_factory=list)  # the batch (ingest, skip)
+    pending: list[date] = field(default_factory=list)
+    facts_pending: int = 0
+    watermark: date | None = None
+
+    @property
+    def batch_key(self) -> str:
+        """The batch's failure-counter key: its last day (unconsolidated-only batches are marked)."""
+        if not self.days:
+            return ""
+        last = self.days[-1].isoformat()
+        return last if self.watermark is None or self.days[-1] > self.watermark else f"unconsolidated:{last}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "reason": self.reason,
+            "days": [d.isoformat() for d in self.days],
+            "pending": [d.isoformat() for d in self.pending],
+            "facts_pending": self.facts_pending,
+            "watermark": self.watermark.isoformat() if self.watermark else None,
+        }
+
+
+def pending_days(settings: Settings, state: DreamState, today: date) -> list[date]:
+    """Days after the watermark and before today, oldest first, then unconsolidated days."""
+    watermark = read_watermark(settings.log_md)
+    logs = {d for d, _ in list_logs(settings.archive_dir) if d < today}
+    fresh = sorted(d for d in logs if watermark is None or d > watermark)
+    skipped = sorted(d for d in state.unconsolidated_days() if d in logs and d not in fresh)
+    return fresh + skipped
+
+
+def count_fact_lines(settings: Settings, days: list[date]) -> int:
+    total = 0
+    for day in days:
+        path = settings.archive_dir / f"{day.isoformat()}.md"
+        if path.is_file():
+            total += len(FACT_LINE.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return total
+
+
+def decide(
+    settings: Settings,
+    state: DreamState,
+    *,
+    now: datetime | None = None,
+    force: bool = False,
+    lint_only: bool = False,
+) -> Decision:
+    """What the dream should do now. ``force`` skips the time and fact gates (not retry-then-skip);
+    ``lint_only`` asks for a lint whatever is pending (still only when one is due, unless forced)."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    today = now.date()
+    watermark = read_watermark(settings.log_md)
+    pending = pending_days(settings, state, today)
+    fresh = [d for d in pending if watermark is None or d > watermark]
+    skipped = [d for d in pending if d not in fresh]
+    if (
+        skipped
+        and not fresh
+        and state.failures.get(f"unconsolidated:{skipped[-1].isoformat()}", 0) >= settings.dream_max_retries
+    ):
+        pending = skipped = []  # retried as often as a batch may be: they stay unconsolidated, indexed
+    if pending and not lint_only:
+        batch = pending[: settings.dream_max_days]
+        facts = count_fact_lines(settings, pending)
+        decision = Decision(INGEST, "", batch, pending, facts, watermark)
+        behind = len(fresh) > settings.dream_max_days
+        if state.failures.get(decision.batch_key, 0) >= settings.dream_max_retries:
+            decision.kind = SKIP
+            decision.reason = (
+                f"batch ending {batch[-1]} failed {state.failures[decision.batch_key]} times "
+                f"(max_retries {settings.dream_max_retries}): skipped, its days stay indexed as unconsolidated"
+            )
+            return decision
+        if force:
+            decision.reason = "forced"
+        elif behind:
+            decision.reason = (
+                f"{len(fresh)} days pending > max_days {settings.dream_max_days}: running at once"
+            )
+        else:
+            since = (now - state.last_attempt_at) if state.last_attempt_at else None
+            if since is not None and since < timedelta(hours=settings.dream_min_hours):
+                wait = timedelta(hours=settings.dream_min_hours) - since
+                return Decision(
+                    IDLE,
+                    f"{len(pending)} day(s) pending; the last attempt was {since} ago, the next is due in {wait}",
+                    [],
+                    pending,
+                    facts,
+                    watermark,
+                )
+            if facts < settings.dream_min_facts:
+                return Decision(
+                    IDLE,
+                    f"{len(pending)} day(s) pending with {facts} fact line(s) < min_facts {settings.dream_min_facts}",
+                    [],
+                    pending,
+                    facts,
+                    watermark,
+                )
+            decision.reason = f"{len(pending)} day(s), {facts} fact line(s) pending"
+        return decision
+    lint = _lint_due(settings, state, now, force and lint_only)
+    if lint is None:
+        return Decision(LINT, "lint due" if not force else "lint forced", [], pending, 0, watermark)
+    return Decision(
+        IDLE, lint if not pending else f"{len(pending)} day(s) pending; {lint}", [], pending, 0, watermark
+    )
+
+
+def _lint_due(settings: Settings, state: DreamState, now: datetime, force: bool) -> str | None:
+    """None when a lint is due now, else why not."""
+    if not settings.dream_lint_enabled:
+        return "nothing pending; lint is disabled"
+    if force:
+        return None
+    if state.last_lint_attempt_at is not None and now - state.last_lint_attempt_at < LINT_RETRY:
+        return "nothing pending; a lint was attempted in the last 24 hours"
+    last = read_last_lint_date(settings.log_md)
+    if last is not None and (now.date() - last).days < settings.dream_lint_min_days:
+        return f"nothing pending; last lint {last}, next after {settings.dream_lint_min_days:g} days"
+    return None

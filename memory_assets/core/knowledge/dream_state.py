@@ -1,0 +1,134 @@
+"""``.state/dream_state.json``: the dream's pacing state, persisted (docs/design.md §4.10).
+
+``{"version": 1, "failures": {"<batch end>": n}, "last_attempt_at": ISO | null,
+"last_lint_attempt_at": ISO | null, "unconsolidated": ["YYYY-MM-DD", ...]}``
+
+Read once per decision and written back atomically on every change, so retry-then-skip works
+across restarts (the in-memory counter that reset on every start is the bug the seeds record).
+``unconsolidated`` lists the days of batches skipped after ``max_retries`` failures: their rows
+stay in the index (the watermark rule makes an exception for them) until a later dream folds them.
+
+An unreadable file is never silently reset to zero: it is reported, kept aside as
+``dream_state.json.corrupt``, and rebuilt from what the vault shows: ``log.md``'s last ingest
+and lint entries give the attempt times, and the failure counters start empty (a wedged batch
+then takes ``max_retries`` more attempts to skip, which is the safe side).
+"""
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.knowledge.watermark import read_last_lint_date, read_watermark
+
+STATE_VERSION = 1
+
+
+class DreamStateError(RuntimeError):
+    pass
+
+
+@dataclass
+class DreamState:
+    failures: dict[str, int] = field(default_factory=dict)
+    last_attempt_at: datetime | None = None
+    last_lint_attempt_at: datetime | None = None
+    unconsolidated: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what loading had to report
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": STATE_VERSION,
+                "failures": dict(sorted(self.failures.items())),
+                "last_attempt_at": _iso(self.last_attempt_at),
+                "last_lint_attempt_at": _iso(self.last_lint_attempt_at),
+                "unconsolidated": sorted(set(self.unconsolidated)),
+            },
+            indent=1,
+        )
+
+    def unconsolidated_days(self) -> set[date]:
+        return {date.fromisoformat(d) for d in self.unconsolidated}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).isoformat(timespec="seconds") if value else None
+
+
+def _when(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _rebuilt(path: Path, log_md: Path, why: str, repair: bool) -> DreamState:
+    """The state as far as the vault shows it, after ``path`` could not be read. ``repair`` (the
+    dream, the state's writer): move the unreadable file aside; a reader leaves it in place."""
+    kept = ""
+    if repair:
+        aside = path.with_name(path.name + ".corrupt")
+        try:
+            os.replace(path, aside)
+            kept = f" (the unreadable file was kept as {aside.name})"
+        except OSError:
+            pass
+    lint = read_last_lint_date(log_md)
+    watermark = read_watermark(log_md)
+    state = DreamState(
+        last_lint_attempt_at=datetime(lint.year, lint.month, lint.day, tzinfo=UTC) if lint else None,
+        warnings=[
+            f"{path}: {why}; rebuilt from {log_md.name} (watermark {watermark or 'none'}, last lint "
+            f"{lint or 'never'}) with no failure counters{kept}. Nothing was reset silently: a "
+            "wedged batch takes max_retries more attempts before it is skipped."
+        ],
+    )
+    return state
+
+
+def load_dream_state(path: Path, log_md: Path, repair: bool = False) -> DreamState:
+    """The persisted state; see the module docstring for an unreadable file (``repair``: the
+    dream, which will write the state back, moves it aside)."""
+    if not path.exists():
+        return DreamState()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return _rebuilt(path, log_md, f"unreadable ({exc})", repair)
+    if not isinstance(data, dict):
+        return _rebuilt(path, log_md, "not a JSON object", repair)
+    version = data.get("version")
+    if isinstance(version, int) and version > STATE_VERSION:
+        raise DreamStateError(
+            f"{path}: dream state version {version} was written by a newer memory-assets (this one reads "
+            f"{STATE_VERSION}). Upgrade memory-assets, or move the file aside to rebuild it from log.md."
+        )
+    if version != STATE_VERSION:
+        return _rebuilt(path, log_md, f"unknown version {version!r}", repair)
+    failures = data.get("failures") if isinstance(data.get("failures"), dict) else {}
+    days = data.get("unconsolidated") if isinstance(data.get("unconsolidated"), list) else []
+    return DreamState(
+        failures={str(k): int(v) for k, v in failures.items() if isinstance(v, int)},
+        last_attempt_at=_when(data.get("last_attempt_at")),
+        last_lint_attempt_at=_when(data.get("last_lint_attempt_at")),
+        unconsolidated=[d for d in days if isinstance(d, str) and _is_day(d)],
+    )
+
+
+def _is_day(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def save_dream_state(path: Path, state: DreamState) -> None:
+    with file_lock(path):
+        write_atomic(path, state.to_json())
