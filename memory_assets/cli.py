@@ -23,6 +23,9 @@ Commands:
     remember TEXT             one fact through the classifier ([--category C]); written or confirmed
     ingest-transcripts        every new user turn of transcripts/*.jsonl through the write path,
                               oldest first, exactly once ([--session ID] [--limit N])
+    dream                     consolidate pending days into the vault when the pacing gates allow
+                              ([--force] ignore the time and fact gates, [--all] until caught up,
+                              [--lint] the editorial audit, [--dry-run] on a clone, print the diff)
 """
 
 import argparse
@@ -303,6 +306,55 @@ def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
     return result.summary()
 
 
+def cmd_dream(args: argparse.Namespace) -> Any:
+    from memory_assets.core.dream.agent import make_consolidator
+    from memory_assets.core.dream.runner import run_dream
+
+    settings = _settings(args)
+    settings.require_initialised()
+    consolidator = make_consolidator(settings)
+    ticks = 1000 if args.all else 1
+    if args.dry_run:
+        from memory_assets.core.dream.dry_run import dry_run
+
+        preview = dry_run(settings, consolidator, ticks=ticks, force=args.force, lint_only=args.lint)
+        runs = [r.to_dict() for r in preview.results]
+        if args.json:
+            return {
+                "dry_run": True,
+                "runs": runs,
+                "files_changed": preview.files_changed,
+                "diff": preview.diff,
+            }
+        print(preview.diff or "(no change to the vault)", end="" if preview.diff.endswith("\n") else "\n")
+        for run in runs:
+            print(
+                f"# {run['kind']}: {run['summary'] or run['reason']} (days {', '.join(run['days']) or '-'})"
+            )
+        print(f"# dry run: {len(preview.files_changed)} vault file(s) would change; the home was not touched")
+        return None
+    runs = []
+    for _ in range(ticks):
+        result = run_dream(settings, consolidator, force=args.force, lint_only=args.lint)
+        runs.append(result)
+        if result.kind in ("idle", "busy") or not result.ok or args.lint:
+            break
+    out: dict[str, Any] = {"runs": [r.to_dict() for r in runs]}
+    if any(r.advanced or r.pages_changed for r in runs):
+        out["reindex"] = _after_dream(settings)
+    return out
+
+
+def _after_dream(settings: Settings) -> dict[str, Any]:
+    """Bring the index in line after a productive dream (the watermark moved, pages changed)."""
+    from memory_assets.core.index.indexer import Indexer
+
+    try:
+        return Indexer(settings, _store(settings), _embedder(settings)).sweep().summary()
+    except Exception as exc:  # the dream's work stands; the sensors reindex later
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
 def _utc(text: str) -> Any:
     from datetime import UTC, datetime
 
@@ -420,6 +472,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chat-id", default="cli")
     p.add_argument("--at", type=_utc, help="when (ISO): its day's log")
     p.set_defaults(func=cmd_remember)
+    p = command("dream", "consolidate pending days into the vault (when the pacing gates allow)")
+    p.add_argument(
+        "--force", action="store_true", help="ignore the time and fact gates (not retry-then-skip)"
+    )
+    p.add_argument("--all", action="store_true", help="repeat batches until caught up")
+    p.add_argument("--lint", action="store_true", help="the editorial audit instead of an ingest")
+    p.add_argument(
+        "--dry-run", action="store_true", help="run on a clone of the home and print the vault's diff"
+    )
+    p.set_defaults(func=cmd_dream)
     p = command("ingest-transcripts", "every new user turn of the transcripts through the write path")
     p.add_argument("--session", action="append", help="only this session (repeatable)")
     p.add_argument("--limit", type=int, help="at most this many turns in this run")

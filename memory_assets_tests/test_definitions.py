@@ -37,7 +37,7 @@ def test_lineage_flows_one_way_from_logs_to_the_index() -> None:
         for k in graph.get_all_asset_keys()
     }
     assert {"daily_logs", "tombstones", "consolidation_log"} <= parents["archive_index"]
-    assert "daily_logs" in parents["vault_pages"]
+    assert parents["vault"] == {"daily_logs"} and parents["vault_pages"] == {"vault"}
     assert {"archive_index", "vault_index", "core_file_index"} <= parents["archival_memories"]
     # Nothing reads back up the chain: the logs' only parent is the write path, fed by the transcripts.
     assert parents["daily_logs"] == {"ingested_turns"} and parents["ingested_turns"] == {"transcripts"}

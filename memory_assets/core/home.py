@@ -56,4 +56,21 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         "index_needs_migration": stats.legacy,
         "embedding_model": store.model(),
         "vector_width": store.vector_width(),
+        **_dream_status(settings),
+    }
+
+
+def _dream_status(settings: Settings) -> dict[str, object]:
+    """The dream's part of ``status``: what it would do now and why, read-only."""
+    from datetime import UTC, datetime
+
+    from memory_assets.core.dream.batch import revisit_queue
+    from memory_assets.core.dream.runner import next_dream
+
+    nxt = next_dream(settings)
+    return {
+        "pending_days": nxt["pending"],
+        "unconsolidated_days": nxt["unconsolidated_days"],
+        "next_dream": {"kind": nxt["kind"], "reason": nxt["reason"], "days": nxt["days"]},
+        "revisit_queue": revisit_queue(settings, datetime.now(UTC).date()),
     }

@@ -30,7 +30,7 @@ consolidation_log = dg.AssetSpec(
 
 vault_pages = dg.AssetSpec(
     "vault_pages",
-    deps=[daily_logs],
+    deps=[dg.AssetKey("vault")],  # written by the dream (the vault asset), and by people
     group_name="knowledge",
     kinds={"markdown"},
     description="notebook/**/*.md: consolidated claims with provenance and lifecycle, written by the dream.",

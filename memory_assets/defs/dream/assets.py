@@ -1,0 +1,98 @@
+"""The dream as assets: the vault, partitioned by the log day it consolidates, and its lint."""
+
+import warnings
+
+import dagster as dg
+
+from memory_assets.core.dream.consolidator import Consolidator
+from memory_assets.core.dream.runner import DreamResult, run_dream
+from memory_assets.defs.index.external import daily_logs
+from memory_assets.defs.partitions import daily_partitions
+from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.settings import Settings
+
+
+def _consolidator(settings: Settings) -> Consolidator:
+    from memory_assets.core.dream.agent import make_consolidator
+
+    return make_consolidator(settings)
+
+
+def _metadata(result: DreamResult) -> dict[str, object]:
+    return {
+        "kind": result.kind,
+        "watermark": result.watermark or "none",
+        "advanced": result.advanced,
+        "days": len(result.days),
+        "pages_changed": len(result.pages_changed),
+        "confirm": result.outcomes.get("confirm", 0),
+        "sharpen": result.outcomes.get("sharpen", 0),
+        "supersede": result.outcomes.get("supersede", 0),
+        "add": result.outcomes.get("add", 0),
+        "folded": result.folded,
+        "confirmations_folded": result.confirmations_folded,
+        "revisited": len(result.revisited),
+        "memory_md": result.memory_md or "-",
+        "pages": dg.MetadataValue.md("\n".join(f"- `{p}`" for p in result.pages_changed) or "_none_"),
+        "summary": result.summary or result.reason,
+        "seconds": round(result.seconds, 3),
+    }
+
+
+with warnings.catch_warnings():
+    # BackfillPolicy is beta in dagster 1.13 (pinned): it is what lets one run materialise a
+    # batch's days together, as the dream consolidates them together.
+    warnings.simplefilter("ignore", dg.BetaWarning)
+
+    @dg.asset(
+        partitions_def=daily_partitions,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        deps=[daily_logs],
+        group_name="knowledge",
+        kinds={"markdown"},
+        description="The vault's consolidation of each day's log: a dream run folds its batch's days into "
+        "3_Personal/ pages (confirm, sharpen, supersede, add), hands the folded lines to the reconcile, and "
+        "advances the watermark after a clean run that changed a page. The dream_sensor requests it from the "
+        "persisted pacing state; a failed or empty run fails, is counted, and leaves the watermark.",
+    )
+    def vault(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
+        settings = memory.settings()
+        settings.require_initialised()
+        # The sensor evaluated the gates; the runner still owns retry-then-skip and the batch.
+        result = run_dream(settings, _consolidator(settings), force=True)
+        for warning in result.warnings:
+            context.log.warning(warning)
+        wanted = set(context.partition_keys)
+        if result.days and not set(result.days) <= wanted:
+            context.log.warning(
+                f"the runner's batch {result.days} differs from the requested days {sorted(wanted)}"
+            )
+        if result.kind == "busy":
+            raise dg.Failure("another dream is running on this home; this run did nothing")
+        if not result.ok:
+            raise dg.Failure(
+                f"dream run on {result.days} did not consolidate: {result.reason} (attempt {result.failures} "
+                f"of {settings.dream_max_retries}; the watermark stays at {result.watermark})",
+                metadata=_metadata(result),
+            )
+        context.log.info(result.summary or result.reason)
+        return dg.MaterializeResult(metadata=_metadata(result))
+
+
+@dg.asset(
+    deps=[vault],
+    group_name="knowledge",
+    kinds={"markdown"},
+    description="The dream's editorial audit of the vault (broken links, orphans, contradicting bullets, stale "
+    "pages, broken frontmatter): safe fixes only, never a deletion; a clean run writes `## [date] lint` "
+    "to log.md. The dream_sensor requests it when nothing is pending and a lint is due.",
+)
+def vault_lint(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
+    settings = memory.settings()
+    settings.require_initialised()
+    result = run_dream(settings, _consolidator(settings), lint_only=True, force=True)
+    if not result.ok:
+        raise dg.Failure(f"lint failed: {result.error or result.reason}")
+    lint = result.lint or {}
+    counts = {k: v for k, v in lint.items() if isinstance(v, int)}
+    return dg.MaterializeResult(metadata={**counts, "summary": result.summary or result.reason})

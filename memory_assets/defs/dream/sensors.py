@@ -1,0 +1,68 @@
+"""The dream's pacing: a sensor that decides from persisted state only whether to dream now.
+
+It reads ``dream_state.json`` and ``log.md`` (never in-memory counters, so a restarted daemon
+decides exactly as a running one) and asks ``pacing.decide``: an ingest or a skip requests the
+``dream`` job over the batch's days (one run for the batch), a lint requests ``dream_lint``.
+Nothing is requested while a dream run is in flight. Run keys carry the attempt (the batch's
+failure count and last attempt time), so a retry is a new run and a re-evaluated tick is not.
+"""
+
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from memory_assets.core.dream.pacing import IDLE, LINT, decide
+from memory_assets.core.knowledge.dream_state import load_dream_state
+from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
+from memory_assets.defs.index.sensors import IN_FLIGHT
+from memory_assets.defs.resources import MemoryHomeResource
+
+
+@dg.sensor(
+    jobs=[dream_job, dream_lint_job],
+    minimum_interval_seconds=300,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="The dream's pacing from persisted state: a batch when days are pending past the watermark "
+    "(at once when behind; else after min_hours with min_facts pending), a skip after max_retries failures, "
+    "a lint when caught up and due.",
+)
+def dream_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
+    settings = memory.settings()
+    if not settings.notebook_dir.is_dir():
+        return dg.SensorResult(
+            skip_reason=f"{settings.notebook_dir} does not exist; run `memory-assets init`"
+        )
+    for job in (dream_job, dream_lint_job):
+        if context.instance.get_runs(dg.RunsFilter(job_name=job.name, statuses=list(IN_FLIGHT)), limit=1):
+            return dg.SensorResult(skip_reason=f"a {job.name} run is in flight")
+    state = load_dream_state(settings.dream_state_path, settings.log_md)
+    decision = decide(settings, state, now=datetime.now(UTC))
+    if decision.kind == IDLE:
+        return dg.SensorResult(skip_reason=decision.reason)
+    attempt = f"{state.failures.get(decision.batch_key, 0)}:{state.last_attempt_at.isoformat() if state.last_attempt_at else '-'}"
+    if decision.kind == LINT:
+        last = state.last_lint_attempt_at.isoformat() if state.last_lint_attempt_at else "-"
+        return dg.SensorResult(
+            run_requests=[
+                dg.RunRequest(
+                    run_key=f"lint:{last}",
+                    job_name=dream_lint_job.name,
+                    tags={"memory_assets/reason": decision.reason[:200]},
+                )
+            ]
+        )
+    first, last_day = decision.days[0].isoformat(), decision.days[-1].isoformat()
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(
+                run_key=f"dream:{decision.batch_key}:{attempt}",
+                job_name=dream_job.name,
+                tags={
+                    "dagster/asset_partition_range_start": first,
+                    "dagster/asset_partition_range_end": last_day,
+                    "memory_assets/decision": decision.kind,
+                    "memory_assets/reason": decision.reason[:200],
+                },
+            )
+        ]
+    )
