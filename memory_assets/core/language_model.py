@@ -5,7 +5,10 @@ the write path now, the dream and ``MEMORY.md`` promotion later.
 ``ChatClient.chat(messages)`` returns the first choice's message content;
 ``ChatClient.complete_json(system, user)`` asks for a JSON object (``response_format``
 ``json_object``) and returns it parsed, tolerating a fenced block or prose around it
-(``parse_json_object``). ``make_chat_client(settings)`` builds one from ``MEMORY_LLM_*``.
+(``parse_json_object``); ``ChatClient.chat_tools(messages, tools)`` offers the model function
+tools (``tools`` as JSON-schema function definitions) and returns its ``AssistantMessage``: text,
+``tool_calls`` or both, ready to be sent back (``to_message()``) with the ``role: tool`` results.
+``make_chat_client(settings)`` builds one from ``MEMORY_LLM_*``.
 
 Each call has one total time limit (``timeout``, ``MEMORY_LLM_TIMEOUT_S``) that covers every
 attempt and every wait between them: connection errors, 5xx and 429 answers are retried with
@@ -52,6 +55,36 @@ class LanguageModelError(RuntimeError):
 
 class _DeadlineExceeded(Exception):
     """The call's total time limit ran out while a request was in flight."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for. ``arguments`` is the JSON text the model wrote,
+    unparsed (it may be malformed: the caller answers that with a tool error)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """The first choice's message of a tool-enabled call: its text (None when it only called
+    tools), its tool calls (empty when it answered in text) and the finish reason."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+
+    def to_message(self) -> dict[str, Any]:
+        """The message as it goes back into the conversation (``role: assistant``)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
 
 
 @dataclass(frozen=True)
@@ -174,6 +207,31 @@ class ChatClient:
                 "its output limit if the answer was cut off.",
             ) from None
 
+    def chat_tools(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        temperature: float | None = None,
+        timeout: float | None = None,
+    ) -> AssistantMessage:
+        """The model's next message when it may call ``tools`` (OpenAI function definitions:
+        ``{"type": "function", "function": {"name", "description", "parameters"}}``).
+
+        ``messages`` may hold earlier assistant messages with ``tool_calls`` and the ``role: tool``
+        answers (``tool_call_id``, ``content``). ``timeout`` overrides the client's time limit for
+        this call (an agent passes what is left of its own limit)."""
+        payload: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+        if tools:
+            payload["tools"] = [dict(t) for t in tools]
+        chosen = self.temperature if temperature is None else temperature
+        if chosen is not None and "temperature" not in self._dropped:
+            payload["temperature"] = chosen
+        limit = self.timeout if timeout is None else float(timeout)
+        if not limit > 0:
+            raise self._timed_out(0, 0.0)
+        return self._assistant_message(self._post(payload, limit))
+
     # -- one call: attempts within the deadline ----------------------------------------------------
     def _complete(
         self, messages: Sequence[Mapping[str, Any]], json_mode: bool, temperature: float | None
@@ -186,23 +244,24 @@ class ChatClient:
             payload["response_format"] = {"type": "json_object"}
         return self._content(self._post(payload))
 
-    def _post(self, payload: dict[str, Any]) -> Any:
-        deadline = time.monotonic() + self.timeout
+    def _post(self, payload: dict[str, Any], limit: float | None = None) -> Any:
+        limit = self.timeout if limit is None else limit
+        deadline = time.monotonic() + limit
         attempts = retries = 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise self._timed_out(attempts)
+                raise self._timed_out(attempts, limit)
             attempts += 1
             try:
                 reply = self._send(payload, remaining)
             except _DeadlineExceeded:
-                raise self._timed_out(attempts) from None
+                raise self._timed_out(attempts, limit) from None
             except requests.Timeout as exc:  # connect or read timeout: the limit is spent
-                raise self._timed_out(attempts) from exc
+                raise self._timed_out(attempts, limit) from exc
             except requests.ConnectionError as exc:  # refused, DNS, reset (or a timeout mid-body)
                 if time.monotonic() >= deadline:
-                    raise self._timed_out(attempts) from exc
+                    raise self._timed_out(attempts, limit) from exc
                 delay = self._retry_delay(retries, deadline)
                 if delay is None:
                     raise self._fail(
@@ -299,10 +358,11 @@ class ChatClient:
     def _fail(self, what: str, fix: str) -> LanguageModelError:
         return LanguageModelError(f"chat endpoint {self.url} (model {self.model!r}): {what}. {fix}")
 
-    def _timed_out(self, attempts: int) -> LanguageModelError:
+    def _timed_out(self, attempts: int, limit: float | None = None) -> LanguageModelError:
         tries = f" ({attempts} attempt(s))" if attempts > 1 else ""
+        limit = self.timeout if limit is None else limit
         return self._fail(
-            f"no answer within the {self.timeout:g} s time limit{tries}",
+            f"no answer within the {limit:g} s time limit{tries}",
             "The server is overloaded or the model too slow; check the server's load, use a smaller "
             "model, or raise MEMORY_LLM_TIMEOUT_S.",
         )
@@ -330,6 +390,12 @@ class ChatClient:
             fix = "The server is rate limiting; retry later or raise its limits."
         elif status >= 500:
             fix = "The server failed; check its logs, then retry."
+        elif status == 400 and "tool" in detail.lower():
+            fix = (
+                "The server or model refused the tool definitions: set MEMORY_LLM_MODEL to a model that "
+                "supports tool (function) calling, and enable it on the server if it needs a flag "
+                "(llama.cpp: --jinja)."
+            )
         else:
             fix = (
                 "Check that MEMORY_LLM_MODEL names a chat model this server serves and that the server "
@@ -346,7 +412,8 @@ class ChatClient:
                 _NOT_OPENAI,
             ) from None
 
-    def _content(self, body: Any) -> tuple[str, str | None]:
+    def _first_choice(self, body: Any) -> dict[str, Any]:
+        """The first choice of a chat-completions answer (a dict, possibly empty)."""
         if not isinstance(body, dict):
             raise self._fail(f"the answer is not a JSON object: {_excerpt(str(body))!r}", _NOT_OPENAI)
         choices = body.get("choices")
@@ -356,7 +423,10 @@ class ChatClient:
                 detail = error.get("message", error) if isinstance(error, dict) else error
                 raise self._fail(f"the server answered with an error: {_excerpt(str(detail))}", _NOT_OPENAI)
             raise self._fail(f"the answer has no choices: {_excerpt(json.dumps(body))!r}", _NOT_OPENAI)
-        first = choices[0] if isinstance(choices[0], dict) else {}
+        return choices[0] if isinstance(choices[0], dict) else {}
+
+    def _content(self, body: Any) -> tuple[str, str | None]:
+        first = self._first_choice(body)
         finish_reason = first.get("finish_reason")
         message = first.get("message")
         content = message.get("content") if isinstance(message, dict) else None
@@ -371,6 +441,51 @@ class ChatClient:
                 what += f" (finish_reason {finish_reason!r})"
             raise self._fail(what, "Check that MEMORY_LLM_MODEL is a chat model that answers in text.")
         return content, finish_reason if isinstance(finish_reason, str) else None
+
+    def _assistant_message(self, body: Any) -> AssistantMessage:
+        first = self._first_choice(body)
+        finish_reason = first.get("finish_reason")
+        message = first.get("message")
+        if not isinstance(message, dict):
+            raise self._fail(f"the first choice has no message: {_excerpt(json.dumps(first))!r}", _NOT_OPENAI)
+        content = message.get("content")
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        if not isinstance(content, str):
+            content = None
+        raw_calls = message.get("tool_calls")
+        if not isinstance(raw_calls, list):
+            # the pre-tools protocol: one ``function_call`` on the message
+            legacy = message.get("function_call")
+            raw_calls = [{"function": legacy}] if isinstance(legacy, dict) else []
+        calls = tuple(_tool_call(raw, n) for n, raw in enumerate(raw_calls) if isinstance(raw, dict))
+        if not calls and not (content or "").strip():
+            refusal = message.get("refusal")
+            if refusal:
+                raise self._fail(
+                    f"the model refused: {_excerpt(str(refusal))}",
+                    "Check the prompt and the model (MEMORY_LLM_MODEL).",
+                )
+        return AssistantMessage(content, calls, finish_reason if isinstance(finish_reason, str) else None)
+
+
+def _tool_call(raw: Mapping[str, Any], index: int) -> ToolCall:
+    """A tool call as the model wrote it; arguments a server sent as an object become JSON text,
+    and a missing id gets a local one (the tool's answer must name it)."""
+    function = raw.get("function")
+    function = function if isinstance(function, dict) else {}
+    name = function.get("name")
+    arguments = function.get("arguments")
+    if arguments is None:
+        arguments = ""
+    elif not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    call_id = raw.get("id")
+    return ToolCall(
+        id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
+        name=name if isinstance(name, str) else "",
+        arguments=arguments,
+    )
 
 
 _NOT_OPENAI = (

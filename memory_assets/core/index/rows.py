@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from memory_assets.core.capture.daily_log import read_daily_log
-from memory_assets.core.knowledge.chunking import chunk_paragraphs, parse_page, split_memory_md
+from memory_assets.core.knowledge.chunking import chunk_claims, chunk_paragraphs, parse_page, split_memory_md
 from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.text import normalise, sha256_text, stable_id
@@ -25,6 +25,7 @@ NOTEBOOK = "notebook"
 CORE_FILE = "core_file"
 INDEXED_SOURCE_TYPES = (ARCHIVE, NOTEBOOK, CORE_FILE)
 CORE_FILES = {"persona.md": "persona", "user.md": "user", "MEMORY.md": "facts"}
+PERSONAL_DIR = "3_Personal/"
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,8 @@ def _chunk_rows(
 
 
 def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> FilePlan:
-    """Rows for one vault page: paragraph chunks of its body; importance from its lifecycle."""
+    """Rows for one vault page: paragraph chunks of its body (one claim a row on ``3_Personal/``
+    pages); importance from its lifecycle and each chunk's confirmation count."""
     plan = FilePlan("notebook", rel, NOTEBOOK)
     path = vault / rel
     if not path.is_file():
@@ -194,7 +196,9 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
     plan.warnings = ft.warnings + page.warnings
     category = page.category or "notebook"
     extra: dict[str, object] = {"label": "notebook", "category": category, "tags": ["notebook", rel]}
-    chunks = [(c, page.lifecycle, extra) for c in chunk_paragraphs(page.body)]
+    # A personal page holds one claim a bullet (the dream's format): one row a claim.
+    split = chunk_claims if rel.startswith(PERSONAL_DIR) else chunk_paragraphs
+    chunks = [(c, page.lifecycle, extra) for c in split(page.body)]
     fact_date = page.updated.isoformat() if page.updated else _mtime_date(path)
     _chunk_rows(plan, chunks, category, fact_date, tombstones, today)
     return plan

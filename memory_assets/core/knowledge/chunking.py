@@ -41,6 +41,45 @@ def chunk_paragraphs(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
     return chunks
 
 
+BULLET_RE = re.compile(r"^[-*+] \S")
+
+
+def chunk_claims(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Chunks of a ``3_Personal/`` page, where each bullet is one claim: every top-level bullet
+    (with its indented lines, such as a ``previously:`` sub-bullet) is its own chunk, so a claim
+    is found, ranked (its own confirmation count) and retired on its own. Text that is not a
+    bullet (a heading, a note) is chunked by paragraphs as on any page."""
+    chunks: list[str] = []
+    prose: list[str] = []
+    claim: list[str] = []
+
+    def flush_claim() -> None:
+        if claim:
+            chunks.append("\n".join(claim).strip())
+            claim.clear()
+
+    def flush_prose() -> None:
+        if prose:
+            chunks.extend(chunk_paragraphs("\n".join(prose), max_chars))
+            prose.clear()
+
+    for line in text.splitlines():
+        if BULLET_RE.match(line):
+            flush_prose()
+            flush_claim()
+            claim.append(line)
+        elif claim and (line.startswith((" ", "\t")) and line.strip()):
+            claim.append(line)
+        else:
+            flush_claim()
+            if line.lstrip().startswith("#"):
+                continue  # a heading alone says nothing a claim does not
+            prose.append(line)
+    flush_claim()
+    flush_prose()
+    return [c for c in chunks if c]
+
+
 @dataclass
 class Page:
     """A vault page: its frontmatter, body and lifecycle."""

@@ -48,3 +48,21 @@ def _append(log_md: Path, entry: str) -> None:
 
 def append_ingest_entry(log_md: Path, run_date: date, watermark: date) -> None:
     _append(log_md, f"## [{run_date.isoformat()}] ingest | daily logs  watermark={watermark.isoformat()}")
+
+
+def _one_line(summary: str) -> str:
+    """``summary`` as one plain line that cannot pass for an entry: newlines collapsed, ``##``
+    runs reduced to ``#`` (so no ``## [date] lint`` inside it) and ``watermark=`` spaced out (so
+    it can never move the watermark)."""
+    line = " ".join(summary.split())
+    while "##" in line:
+        line = line.replace("##", "#")
+    return line.lstrip("#").strip().replace("watermark=", "watermark =")
+
+
+def append_lint_entry(log_md: Path, run_date: date, summary: str | None = None) -> None:
+    """Append ``## [YYYY-MM-DD] lint`` (the existing format), with ``summary`` on the next line
+    when one is given, durably (append only; nothing before it is rewritten)."""
+    entry = f"## [{run_date.isoformat()}] lint"
+    line = _one_line(summary) if summary else ""
+    _append(log_md, f"{entry}\n{line}" if line else entry)

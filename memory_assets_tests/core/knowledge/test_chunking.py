@@ -54,3 +54,30 @@ def test_a_frontmatter_block_never_closed_is_reported_not_indexed_as_text(
     assert result.rows == 0 and any("never closed" in w for w in result.warnings)
     page.write_text("---\ntitle: Health\nstatus: draft\n---\n- Trains for a marathon in October.\n")
     assert indexer.sweep().embedded == 1  # fixed: indexed, without its YAML
+
+
+def test_a_personal_page_is_one_claim_a_chunk() -> None:
+    from memory_assets.core.knowledge.chunking import chunk_claims
+
+    body = (
+        "## Key Facts\n- Lives in Berlin. (confirmed 2x, last 2026-11-01)\n"
+        "  - previously: Lives in Lisbon (until 2026-10-01)\n- Likes tea.\n\nA note.\n\n## Related\n- [x](/y.md)\n"
+    )
+    assert chunk_claims(body) == [
+        "- Lives in Berlin. (confirmed 2x, last 2026-11-01)\n  - previously: Lives in Lisbon (until 2026-10-01)",
+        "- Likes tea.",
+        "A note.",
+        "- [x](/y.md)",
+    ]
+
+
+def test_personal_page_claims_are_rows_with_their_own_importance(
+    settings: Settings, indexer: Indexer
+) -> None:
+    (settings.notebook_dir / "3_Personal" / "Health.md").write_text(
+        "---\nstatus: stable\n---\n## Key Facts\n- Runs daily. (confirmed 12x, last 2026-11-20)\n- Eats fish.\n"
+    )
+    indexer.sweep()
+    rows, _ = indexer.store.existing("notebook", "3_Personal/Health.md")
+    by_content = {e.scalars[0]: round(e.scalars[5], 4) for e in rows.values()}
+    assert by_content == {"- Runs daily. (confirmed 12x, last 2026-11-20)": 0.7485, "- Eats fish.": 0.5}
