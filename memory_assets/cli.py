@@ -26,6 +26,10 @@ Commands:
     dream                     consolidate pending days into the vault when the pacing gates allow
                               ([--force] ignore the time and fact gates, [--all] until caught up,
                               [--lint] the editorial audit, [--dry-run] on a clone, print the diff)
+    reconcile                 retire what the dream folded (tombstone + reindex those days), sweep,
+                              optimize; crash-safe (the hand-off is truncated last)
+    forget TEXT | --id ROW    a tombstone plus a reindex of every file that holds the text
+    unforget TEXT             remove the text's tombstone and reindex, so its rows come back
 """
 
 import argparse
@@ -89,6 +93,7 @@ def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
 
 def _hit_dict(hit: Any) -> dict[str, Any]:
     keys = (
+        "id",
         "content",
         "score",
         "source_type",
@@ -346,13 +351,34 @@ def cmd_dream(args: argparse.Namespace) -> Any:
 
 
 def _after_dream(settings: Settings) -> dict[str, Any]:
-    """Bring the index in line after a productive dream (the watermark moved, pages changed)."""
+    """The reconcile after a productive dream: retire what it folded, sweep, optimize."""
     from memory_assets.core.index.indexer import Indexer
+    from memory_assets.core.reconcile import reconcile
 
     try:
-        return Indexer(settings, _store(settings), _embedder(settings)).sweep().summary()
-    except Exception as exc:  # the dream's work stands; the sensors reindex later
+        return reconcile(settings, Indexer(settings, _store(settings), _embedder(settings))).to_dict()
+    except Exception as exc:  # the dream's work stands; the reconcile schedule retries
         return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def cmd_reconcile(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.reconcile import reconcile
+
+    return reconcile(_settings(args), _indexer(args, embed=True)).to_dict()
+
+
+def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.reconcile import forget
+
+    if not args.text and not args.id:
+        raise SettingsError("forget needs a TEXT or --id ROW_ID")
+    return forget(_settings(args), _indexer(args, embed=True), text=args.text, row_id=args.id)
+
+
+def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.reconcile import unforget
+
+    return unforget(_settings(args), _indexer(args, embed=True), args.text)
 
 
 def _utc(text: str) -> Any:
@@ -482,6 +508,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="run on a clone of the home and print the vault's diff"
     )
     p.set_defaults(func=cmd_dream)
+    command("reconcile", "retire what the dream folded, sweep, optimize").set_defaults(func=cmd_reconcile)
+    p = command("forget", "a tombstone plus a reindex of every file that holds the text")
+    p.add_argument("text", nargs="?", help="the text to forget (matched whole, case and spacing aside)")
+    p.add_argument("--id", help="forget the content of this row (ids are in `search --json`)")
+    p.set_defaults(func=cmd_forget)
+    p = command("unforget", "remove a text's tombstone and reindex, so its rows come back")
+    p.add_argument("text")
+    p.set_defaults(func=cmd_unforget)
     p = command("ingest-transcripts", "every new user turn of the transcripts through the write path")
     p.add_argument("--session", action="append", help="only this session (repeatable)")
     p.add_argument("--limit", type=int, help="at most this many turns in this run")

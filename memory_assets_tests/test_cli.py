@@ -57,6 +57,7 @@ def test_reindex_and_search_json(
     code, out, _ = run(capsys, "--home", home, "--json", "search", "beekeeping", "--limit", "1")
     [hit] = json.loads(out)
     assert set(hit) == {
+        "id",
         "content",
         "score",
         "source_type",

@@ -39,7 +39,7 @@ from memory_assets.core.index.store import (
     quote,
 )
 from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.text import json_object, normalise
+from memory_assets.core.text import json_object
 from memory_assets.settings import Settings
 
 Severity = Literal["error", "warn"]
@@ -271,7 +271,7 @@ def no_tombstoned_content(settings: Settings, store: MemoryStore) -> CheckOutcom
     name = "no_tombstoned_content"
     tombs = read_tombstones(settings.tombstones_path)
     rows, legacy = _rows(store, content=True) if tombs.contents else ([], store.is_legacy())
-    offending = [r for r in rows if r.content is not None and normalise(r.content) in tombs.contents]
+    offending = [r for r in rows if r.content is not None and tombs.hides(r.content)]
     by_source: dict[str, list[_Row]] = defaultdict(list)
     for row in offending:
         by_source[_source(row.source_type, row.source_file)].append(row)

@@ -8,7 +8,6 @@ from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.confirmations import read_confirmations
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
-from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 from memory_assets.settings import Settings
 
@@ -30,7 +29,7 @@ def build_batch(settings: Settings, days: list[date], today: date) -> tuple[Batc
         parsed = read_daily_log(path, f"archive/{path.name}")
         warnings += parsed.warnings
         for fact in parsed.facts:
-            if normalise(fact.content) in tombs.contents:
+            if tombs.hides(fact.content):
                 continue
             facts.append(BatchFact(fact.content, fact.category, fact.tags, day, fact.line, path.name))
     confirmations, skipped = read_confirmations(settings.confirmations_path, MAX_CONFIRMATIONS)

@@ -35,8 +35,8 @@ from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, quote
 from memory_assets.core.knowledge.recall_log import log_recalls
-from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.text import json_object, normalise
+from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
+from memory_assets.core.text import json_object
 from memory_assets.settings import Settings
 
 SEMANTIC_WEIGHT = 0.7
@@ -88,15 +88,15 @@ class Hit:
         return asdict(self)
 
 
-_TOMBSTONES: dict[str, tuple[object, frozenset[str]]] = {}
+_TOMBSTONES: dict[str, tuple[object, Tombstones]] = {}
 
 
-def _tombstoned(path: Path) -> frozenset[str]:
-    """The tombstone set, re-read only when the file changed (one stat per search)."""
+def _tombstoned(path: Path) -> Tombstones:
+    """The tombstones, re-read only when the file changed (one stat per search)."""
     sig = stat_signature(path)
     hit = _TOMBSTONES.get(str(path))
     if hit is None or hit[0] != sig:
-        hit = (sig, read_tombstones(path).contents if sig is not None else frozenset())
+        hit = (sig, read_tombstones(path) if sig is not None else Tombstones())
         _TOMBSTONES[str(path)] = hit
     return hit[1]
 
@@ -218,10 +218,10 @@ def search(
             else:
                 full_text[row_id] = float(row["_score"]) / best if best > 0 else 0.0
 
-    tombs = _tombstoned(settings.tombstones_path) if settings is not None else frozenset()
+    tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
     hits = []
     for row_id, row in found.items():
-        if tombs and normalise(row["content"]) in tombs:
+        if (tombs.contents or tombs.claims) and tombs.hides(row["content"]):
             continue  # forgotten since the last reindex: never handed out
         if legacy:
             row = _legacy_row(row)

@@ -109,7 +109,7 @@ def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date 
         return plan
     parsed = read_daily_log(path, f"archive/{filename}")
     plan.warnings, plan.skipped_lines = parsed.warnings, parsed.skipped_lines
-    facts = [f for f in parsed.facts if normalise(f.content) not in tombstones.contents]
+    facts = [f for f in parsed.facts if not tombstones.hides(f.content)]
     plan.tombstoned = len(parsed.facts) - len(facts)
     ids = _occurrence_ids(ARCHIVE, filename, [f.content for f in facts])
     for fact, row_id in zip(facts, ids, strict=True):
@@ -152,7 +152,7 @@ def _chunk_rows(
     tombstones: Tombstones,
     today: date,
 ) -> None:
-    kept = [(text, lc, extra) for text, lc, extra in chunks if normalise(text) not in tombstones.contents]
+    kept = [(text, lc, extra) for text, lc, extra in chunks if not tombstones.hides(text)]
     plan.tombstoned = len(chunks) - len(kept)
     ids = _occurrence_ids(plan.source_type, plan.filename, [text for text, _, _ in kept])
     for index, ((text, lifecycle, extra), row_id) in enumerate(zip(kept, ids, strict=True)):

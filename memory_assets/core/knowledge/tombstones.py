@@ -1,12 +1,19 @@
 """Tombstones: ``notebook/.state/tombstones.jsonl``, the only removal mechanism.
 
 One JSON object a line, ``{"content": "<normalised text>"}``; normalisation is the existing
-format's (lower case, whitespace collapsed). History is never rewritten: a tombstone hides the
+format's (lower case, whitespace collapsed). A tombstone hides every row whose normalised text
+equals it exactly (a log fact, a page chunk). ``forget`` writes ``{"content": ..., "claims":
+true}``: such a tombstone also hides a vault claim whose text is the same once its bullet and its
+``(confirmed Nx, last D)`` marker are set aside, so forgetting a fact reaches the page that holds
+it, however often it is confirmed later. The reconcile's tombstones are plain: retiring a log line
+the dream folded must never hide the claim that now holds it. Readers that do not know ``claims``
+(the assistant's) see a plain tombstone, as before. History is never rewritten: a tombstone hides the
 derived row, and every tombstone write must be paired with an explicit reindex of the days and
 files that hold the text (appending here changes no log's mtime or content).
 """
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,14 +21,31 @@ from memory_assets.core.durable import append_durable
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 
+_BULLET = re.compile(r"^\s*[-*+]\s+")
+_MARKER = re.compile(r"\s*\(confirmed\s+\d+x(?:,\s*last\s+\d{4}-\d{2}-\d{2})?\)", re.IGNORECASE)
+
+
+def claim_core(text: str) -> str:
+    """A claim's text for ``claims`` tombstones: its first line without the bullet, the confirmation
+    marker and a final full stop, normalised."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return normalise(_MARKER.sub("", _BULLET.sub("", first))).rstrip(".").strip()
+
 
 @dataclass
 class Tombstones:
     contents: frozenset[str] = frozenset()
+    claims: frozenset[str] = frozenset()  # forgotten facts, matched against claims' cores too
     warnings: list[str] = field(default_factory=list)
 
     def __contains__(self, text: str) -> bool:
-        return normalise(text) in self.contents
+        return self.hides(text)
+
+    def hides(self, text: str) -> bool:
+        """Whether a row with this text is tombstoned."""
+        if normalise(text) in self.contents:
+            return True
+        return bool(self.claims) and claim_core(text) in self.claims
 
 
 def read_tombstones(path: Path) -> Tombstones:
@@ -30,11 +54,12 @@ def read_tombstones(path: Path) -> Tombstones:
         return Tombstones()
     ft = read_text(path)
     found: set[str] = set()
+    claims: set[str] = set()
     warnings = list(ft.warnings)
     for number, line in enumerate(ft.text.splitlines(), start=1):
         if not line.strip():
             continue
-        content, problem = _parse(line)
+        content, claim, problem = _parse(line)
         if content is None:
             warnings.append(
                 f"{path} line {number}: not a tombstone ({problem}); expected a JSON object like "
@@ -42,29 +67,39 @@ def read_tombstones(path: Path) -> Tombstones:
             )
             continue
         found.add(normalise(content))
-    return Tombstones(frozenset(found), warnings)
+        if claim:
+            claims.add(claim_core(content))
+    return Tombstones(frozenset(found), frozenset(claims), warnings)
 
 
 _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
-def _parse(line: str) -> tuple[str | None, str]:
-    """A tombstone line's content, or None and what is wrong with it in plain words."""
+def _parse(line: str) -> tuple[str | None, bool, str]:
+    """A tombstone line's content and ``claims`` flag, or None and what is wrong, in plain words."""
     try:
         value = json.loads(line)
     except ValueError:
-        return None, "not valid JSON"
+        return None, False, "not valid JSON"
     if not isinstance(value, dict):
-        return None, f"{_JSON_KINDS.get(type(value), 'null')}, not an object"
+        return None, False, f"{_JSON_KINDS.get(type(value), 'null')}, not an object"
     if not isinstance(value.get("content"), str):
-        return None, 'no "content" string'
-    return value["content"], ""
+        return None, False, 'no "content" string'
+    return value["content"], value.get("claims") is True, ""
 
 
-def append_tombstone(path: Path, content: str) -> str:
-    """Append the normalised ``content``; returns it. The caller must reindex what holds it."""
+def tombstone_line(content: str, claims: bool = False) -> str:
+    """One tombstone line for ``content`` (normalised); ``claims``: a forgotten fact (see above)."""
     value = normalise(content)
     if not value:
         raise ValueError("cannot tombstone empty content")
-    append_durable(path, json.dumps({"content": value}, ensure_ascii=False) + "\n")
-    return value
+    entry: dict[str, object] = {"content": value}
+    if claims:
+        entry["claims"] = True
+    return json.dumps(entry, ensure_ascii=False) + "\n"
+
+
+def append_tombstone(path: Path, content: str, claims: bool = False) -> str:
+    """Append the normalised ``content``; returns it. The caller must reindex what holds it."""
+    append_durable(path, tombstone_line(content, claims))
+    return normalise(content)

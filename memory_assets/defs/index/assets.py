@@ -167,7 +167,8 @@ def core_file_index(
 
 
 @dg.asset(
-    deps=[archive_index, vault_index, core_file_index],
+    # The reconcile's sweep runs before its optimize (index_swept, by key: defined with the reconcile).
+    deps=[archive_index, vault_index, core_file_index, dg.AssetKey("index_swept")],
     group_name="index",
     kinds={"lancedb"},
     description="The LanceDB table archival_memories, compacted: optimize folds fragments and new rows "

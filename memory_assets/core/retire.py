@@ -1,0 +1,128 @@
+"""Retiring text from the index: a tombstone, then an explicit reindex of every file that holds it.
+
+Tombstones are the only removal (invariant 4): the markdown keeps its history and the derived
+rows disappear. Appending a tombstone changes no log's bytes, so nothing would notice it on its
+own: every tombstone write here is paired with an explicit reindex of the files that hold the
+text, found by a loose normalised substring match over every daily log (today's included) and,
+for ``forget``, every vault page and core file too. A false positive costs one reindex (a diff,
+so nothing); a miss would strand a row.
+
+Order, for crash safety: the tombstone is appended (fsync'd) first, then the files are reindexed.
+A crash in between leaves a tombstone whose rows are still indexed; the next retire, reconcile or
+sweep removes them (the reindex is idempotent), and the ``no_tombstoned_content`` check reports
+the gap meanwhile. A text already tombstoned is not tombstoned again, so a replay retires each
+text exactly once.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.durable import append_durable, file_lock, write_atomic
+from memory_assets.core.failpoints import failpoint
+from memory_assets.core.index.indexer import FileResult, Indexer
+from memory_assets.core.index.rows import CORE_FILES
+from memory_assets.core.knowledge.tombstones import claim_core, read_tombstones, tombstone_line
+from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.text import normalise
+from memory_assets.core.textfile import read_text
+from memory_assets.settings import Settings
+
+MIN_RETIRE_CHARS = 24  # shorter lines would match logs they never came from
+
+
+@dataclass
+class RetireResult:
+    tombstoned: list[str] = field(default_factory=list)  # texts newly tombstoned
+    already: list[str] = field(default_factory=list)  # texts that were tombstoned before
+    unmatched: list[str] = field(default_factory=list)  # texts no file holds (reported, dropped)
+    files: list[str] = field(default_factory=list)  # label:filename keys reindexed
+    deleted: int = 0
+    embedded: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def affected_keys(settings: Settings, texts: list[str], *, pages: bool = False) -> dict[str, list[str]]:
+    """For each text, the ``label:filename`` keys of the files whose normalised text contains it."""
+    wanted = {t: normalise(t) for t in texts}
+    found: dict[str, list[str]] = {t: [] for t in texts}
+    files: list[tuple[str, Path]] = [(f"archive:{p.name}", p) for _, p in list_logs(settings.archive_dir)]
+    if pages:
+        files += [
+            (f"notebook:{rel}", settings.notebook_dir / rel) for rel in list_pages(settings.notebook_dir)
+        ]
+        files += [(f"{label}:{name}", settings.core_file_path(name)) for name, label in CORE_FILES.items()]
+    for key, path in files:
+        if not path.is_file():
+            continue
+        body = normalise(read_text(path).text)
+        for text, norm in wanted.items():
+            if norm and norm in body:
+                found[text].append(key)
+    return found
+
+
+def retire_texts(
+    settings: Settings, indexer: Indexer, texts: list[str], *, pages: bool = False
+) -> RetireResult:
+    """Tombstone each text (once) and reindex every file that holds it; see the module docstring.
+    ``pages``: a person forgetting a fact (``forget``): its vault pages and core files are searched
+    too, and the tombstone also hides claims that state it (a ``claims`` tombstone). The reconcile
+    retires log lines only, with plain tombstones that never hide the claim holding them."""
+    result = RetireResult()
+    tombs = read_tombstones(settings.tombstones_path)
+    result.warnings += tombs.warnings
+    keys = affected_keys(settings, texts, pages=pages)
+    reindex: set[str] = set()
+    known = set(tombs.claims if pages else tombs.contents)
+    lines = []
+    for text in texts:
+        norm = claim_core(text) if pages else normalise(text)
+        if not keys[text]:
+            result.unmatched.append(text)
+            continue
+        reindex.update(keys[text])
+        if norm in known:
+            result.already.append(text)
+            continue
+        known.add(norm)
+        lines.append(tombstone_line(text, claims=pages))
+        result.tombstoned.append(text)
+    if lines:  # one durable append for the lot
+        append_durable(settings.tombstones_path, "".join(lines))
+    failpoint("retire.tombstoned")
+    for key in sorted(reindex):
+        outcome: FileResult = indexer.reindex_key(key)
+        result.files.append(key)
+        result.deleted += outcome.deleted
+        result.embedded += outcome.embedded
+        failpoint("retire.reindexed_one")
+    return result
+
+
+def clean_handoff_line(line: str) -> str:
+    """A superseded.txt line as the dream wrote it, reduced to the fact's text: a leading
+    ``- [category] `` and a trailing backtick tag group are stripped (docs/design.md §4.10)."""
+    text = line.strip()
+    if text.startswith("- ["):
+        close = text.find("]")
+        if close > 0:
+            text = text[close + 1 :].strip()
+    elif text.startswith(("- ", "* ")):
+        text = text[2:].strip()
+    if text.endswith("`"):
+        start = text.rfind("`", 0, len(text) - 1)
+        if start >= 0:
+            text = text[:start].rstrip()
+    return " ".join(text.split())
+
+
+def remove_first_lines(path: Path, count: int) -> None:
+    """Remove exactly the first ``count`` lines of ``path`` (under its writers' lock, atomically):
+    lines appended after they were read survive."""
+    if count <= 0 or not path.exists():
+        return
+    with file_lock(path):
+        lines = path.read_bytes().split(b"\n")
+        failpoint("reconcile.truncating")
+        write_atomic(path, b"\n".join(lines[count:]))

@@ -1,0 +1,110 @@
+"""The reconcile as assets: retire what the dream folded -> sweep -> (optimize: archival_memories)."""
+
+import dagster as dg
+
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.reconcile import ReconcileResult, read_handoff, retire_superseded
+from memory_assets.core.retire import MIN_RETIRE_CHARS, clean_handoff_line
+from memory_assets.core.text import normalise
+from memory_assets.defs.dream.assets import vault
+from memory_assets.defs.index.external import tombstones
+from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+
+HANDOFF_CHECK = "handoff_processed"
+
+
+def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
+    settings = memory.settings()
+    settings.require_initialised()
+    return Indexer(settings, memory.store(settings), embedder.get())
+
+
+@dg.asset(
+    deps=[vault, tombstones],
+    group_name="knowledge",
+    kinds={"jsonl"},
+    check_specs=[
+        dg.AssetCheckSpec(
+            HANDOFF_CHECK,
+            asset="superseded_retired",
+            description="After a reconcile, superseded.txt holds no line it already retired (only lines "
+            "the dream appended since).",
+        )
+    ],
+    description="Step 1 of the reconcile: every log fact the dream folded into a page (.state/superseded.txt) "
+    "gets a tombstone (fsync'd, once) and every day whose log holds it is reindexed; the hand-off is "
+    "truncated last. Records the tombstones and the days it reindexed.",
+)
+def superseded_retired(
+    context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    indexer = _indexer(memory, embedder)
+    settings = indexer.settings
+    result = ReconcileResult()
+    retire_superseded(settings, indexer, result)
+    for warning in result.warnings:
+        context.log.warning(warning)
+    for text in result.refused:
+        context.log.warning(f"refused (under {MIN_RETIRE_CHARS} characters): {text!r}")
+    for text in result.unmatched:
+        context.log.warning(f"no daily log holds it; dropped: {text!r}")
+    if result.retired:
+        context.log_event(
+            dg.AssetMaterialization(asset_key=tombstones.key, metadata={"added": result.retired})
+        )
+    for day in result.days_reindexed:
+        context.log_event(
+            dg.AssetMaterialization(
+                asset_key="archive_index", partition=day, metadata={"reason": "reconcile"}
+            )
+        )
+    return dg.MaterializeResult(
+        metadata={
+            "handoff_lines": result.handoff_lines,
+            "retired": result.retired,
+            "already_retired": result.already_retired,
+            "refused": len(result.refused),
+            "unmatched": len(result.unmatched),
+            "days_reindexed": len(result.days_reindexed),
+        },
+        check_results=[handoff_check(indexer)],
+    )
+
+
+def handoff_check(indexer: Indexer) -> dg.AssetCheckResult:
+    settings = indexer.settings
+    raw, _, _ = read_handoff(settings)
+    tombs = read_tombstones(settings.tombstones_path).contents
+    left = [
+        t
+        for t in (clean_handoff_line(line) for line in raw)
+        if len(t) >= MIN_RETIRE_CHARS and normalise(t) in tombs
+    ]
+    return dg.AssetCheckResult(
+        check_name=HANDOFF_CHECK,
+        passed=not left,
+        metadata={"lines_left": len(raw), "already_retired_but_left": len(left)},
+        description=None
+        if not left
+        else f"{len(left)} retired line(s) still in {settings.superseded_path.name}, "
+        f"e.g. {left[0]!r}: rerun the reconcile (it truncates the hand-off last)",
+    )
+
+
+@dg.asset(
+    deps=[superseded_retired],
+    group_name="index",
+    kinds={"lancedb"},
+    description="Step 2 of the reconcile (check_and_update): the indexer's sweep, so changed pages and core "
+    "files are reindexed and deleted files' rows removed.",
+)
+def index_swept(
+    context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    sweep = _indexer(memory, embedder).sweep()
+    for warning in sweep.warnings:
+        context.log.warning(warning)
+    return dg.MaterializeResult(
+        metadata={k: v for k, v in sweep.summary().items() if isinstance(v, int | float | bool)}
+    )
