@@ -124,6 +124,7 @@ GENERATOR = "dream:rules"
 NEAR_IDENTICAL = 0.97  # classifier similarity of a restatement (the write path's confirmation band)
 MIN_SHARED = 0.5  # share of the larger key set a subset or superset must cover
 POLARITY_SHARED = 0.5  # share of the larger key set a reversal must cover
+SWAP_SHARED = 3  # key words a claim must share with one swapped for a change of value
 SEMANTIC_CONFIRM_AT = 0.9  # cosine (all-MiniLM-L6-v2) when the semantic option is on
 INDEX_SECTION = "## Personal pages"
 
@@ -270,6 +271,10 @@ SENTIMENT: dict[str, tuple[bool, str]] = {
     **{w: (False, "like") for w in ("enjoyed", "adore", "adores", "adored", "fan")},
     **{w: (True, "like") for w in ("dislike", "dislikes", "disliked", "hate", "hates", "hated")},
     **{w: (True, "like") for w in ("detest", "detests", "loathe", "loathes")},
+    # Habitual consumption states the same preference: "No longer drinks coffee" reverses
+    # "Likes coffee in the morning".
+    **{w: (False, "like") for w in ("drinks", "drink", "drinking", "drank", "eats", "eat", "eating", "ate")},
+    **{w: (False, "like") for w in ("plays", "play", "playing", "watches", "watch", "watching")},
 }
 STOP_WORDS = frozenset(
     {
@@ -457,7 +462,23 @@ def relate(new: Form, old: Form) -> Relation | None:
         return None
     if score >= NEAR_IDENTICAL and not added:
         return Relation(CONFIRM, WORD_TIER, score, "near-identical wording")
+    # One value swapped in the same sentence ("Prefers dark mode in every editor" -> "... light
+    # mode ..."): a change of that value, the old one kept under "previously". Not a name, though:
+    # "a best friend, Tom" and "a best friend, Ana" are two friends.
+    swapped = nk and ok and same_head and len(nk) == len(ok) and len(nk - ok) == 1
+    if (
+        swapped
+        and len(nk & ok) >= SWAP_SHARED
+        and not ((nk - ok) & _names(new.text) or (ok - nk) & _names(old.text))
+    ):
+        return Relation(SUPERSEDE, WORD_TIER, score, "one word swapped")
     return None
+
+
+def _names(line: str) -> frozenset[str]:
+    """Stems of the capitalised words after the first: names of people and places."""
+    words = re.findall(r"[\w'’-]+", line)[1:]
+    return frozenset(_stem(fold(w)) for w in words if w[:1].isupper())
 
 
 def best_match(new: Form, claims: Sequence[Form]) -> tuple[int, Relation] | None:

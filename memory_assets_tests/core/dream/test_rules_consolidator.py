@@ -159,6 +159,9 @@ def test_another_claim_is_added(settings: Settings) -> None:
 
 
 SLOT_CASES = [
+    # A habit reversed reverses the preference; one value swapped in the same sentence is a change.
+    ("Likes coffee in the morning.", "No longer drinks coffee.", "supersede"),
+    ("Prefers dark mode in every editor.", "Prefers light mode in every editor.", "supersede"),
     # (claim on the page, new statement, outcome; None = another claim, added)
     ("Lives in Lisbon.", "Moved to Berlin.", SUPERSEDE),
     ("Lives in Lisbon.", "The user lives in Berlin.", SUPERSEDE),
