@@ -167,6 +167,64 @@ def race(seconds_budget: float = 120) -> None:
         )
 
 
+def _dedup_table(instance: object) -> str:
+    import dagster as dg
+
+    event = instance.get_latest_materialization_event(dg.AssetKey("dedup_report"))  # type: ignore[attr-defined]
+    if event is None or event.asset_materialization is None:
+        return "(no dedup report)"
+    return str(event.asset_materialization.metadata["report"].value).split("\n\n")[0]
+
+
+def dream_and_reconcile(settings: Settings, defs: object, instance: object, quiet: dict) -> bool:
+    """The dream over every pending day (as the dream_sensor would request it, batch by batch),
+    each followed by the reconcile (as reconcile_after_dream would), then a lint."""
+    import dagster as dg
+
+    from memory_assets.core.dream.pacing import INGEST, SKIP, decide
+    from memory_assets.core.knowledge.dream_state import load_dream_state
+
+    dream = defs.resolve_job_def("dream")  # type: ignore[attr-defined]
+    reconcile = defs.resolve_job_def("reconcile")  # type: ignore[attr-defined]
+    while True:
+        decision = decide(settings, load_dream_state(settings.dream_state_path, settings.log_md), force=True)
+        if decision.kind not in (INGEST, SKIP):
+            break
+        tags = {
+            "dagster/asset_partition_range_start": decision.days[0].isoformat(),
+            "dagster/asset_partition_range_end": decision.days[-1].isoformat(),
+        }
+        result = dream.execute_in_process(
+            instance=instance, run_config=quiet, tags=tags, raise_on_error=False
+        )
+        if not result.success:
+            print("  dream: FAILED")
+            return False
+        [meta] = [
+            m.metadata
+            for m in result.asset_materializations_for_node("vault")
+            if m.partition == decision.days[-1].isoformat()
+        ]
+        print(
+            f"  dream {decision.days[0]}..{decision.days[-1]}: confirm {meta['confirm'].value}, sharpen "
+            f"{meta['sharpen'].value}, supersede {meta['supersede'].value}, add {meta['add'].value}; "
+            f"{meta['pages_changed'].value} page(s); watermark {meta['watermark'].value}"
+        )
+        result = reconcile.execute_in_process(instance=instance, run_config=quiet)
+        [retired] = [
+            m.metadata
+            for m in result.asset_materializations_for_node("superseded_retired")
+            if m.asset_key == dg.AssetKey("superseded_retired")
+        ]
+        print(
+            f"  reconcile: {retired['retired'].value} folded log line(s) retired, "
+            f"{retired['days_reindexed'].value} day(s) reindexed, then sweep and optimize"
+        )
+    lint = defs.resolve_job_def("dream_lint").execute_in_process(instance=instance, run_config=quiet)  # type: ignore[attr-defined]
+    print(f"  lint: {'success' if lint.success else 'FAILED'}")
+    return lint.success
+
+
 def main() -> int:
     os.environ.setdefault("LANCEDB_LOG", "error")
     settings = Settings.load()
@@ -243,10 +301,16 @@ def main() -> int:
         print(
             f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}{repeats}"
         )
-    report = instance.get_latest_materialization_event(dg.AssetKey("dedup_report"))
-    if report is not None and report.asset_materialization is not None:
-        print("dedup report (also in the UI, plotted per write path and threshold):")
-        print(report.asset_materialization.metadata["report"].value)  # type: ignore[union-attr]
+    before = _dedup_table(instance)
+    print("dedup report before the dream (also in the UI, plotted per write path and threshold):")
+    print(before)
+    if not dream_and_reconcile(settings, defs, instance, quiet):
+        return 1
+    result = defs.resolve_job_def("dedup_measurement").execute_in_process(instance=instance, run_config=quiet)
+    print("dedup report after the dream and the reconcile:")
+    print(_dedup_table(instance))
+    for hit in search(store, query, embedder=make_embedder(settings), settings=settings, limit=3):
+        print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[0][:100]}")
     print("sensors on the indexed home (a fresh cursor, as on the first `make ui`):")
     for sensor in (daily_log_sensor, vault_sensor, transcripts_sensor):
         context = dg.build_sensor_context(instance=instance, resources={"memory": defs.resources["memory"]})
