@@ -54,8 +54,26 @@ def holds(hit: Hit, fact: str) -> bool:
     return text.lower() == fact.lower().rstrip(".") or similarity(text, fact) >= 0.9
 
 
+def planted_texts(truth: dict) -> list[str]:
+    from make_consolidation_home import PLANTED, REVERSALS
+
+    return [t for p in PLANTED for t in (p.plain, p.vague, p.sharp)] + [
+        t for _, o, n in REVERSALS for t in (o, n)
+    ]
+
+
 def measure(settings: Settings, indexer: Indexer, truth: dict) -> dict[str, object]:
-    report = measure_home(settings, indexer.store).report
+    measurement = measure_home(settings, indexer.store)
+    report = measurement.report
+    # Which redundant rows (>= 0.95, across write paths) involve a planted fact, and which are
+    # filler pairs: different facts from one template that differ only in a name or a time.
+    planted = [t.lower() for t in planted_texts(truth)]
+    pairs = measurement.pairs.filter(measurement.pairs["similarity"] >= 0.95)
+    involving = sum(
+        1
+        for a, b in zip(pairs["text"].to_list(), pairs["match_text"].to_list(), strict=True)
+        if any(p in (a or "").lower() or p in (b or "").lower() for p in planted)
+    )
     embedder = indexer.embedder
     retained = 0
     for fact in truth["latest"]:
@@ -74,6 +92,11 @@ def measure(settings: Settings, indexer: Indexer, truth: dict) -> dict[str, obje
     return {
         "rows": report["rows"],
         "dup_0.95": report["across_write_paths"]["0.95"],
+        "dup_pairs": pairs.height,
+        "dup_planted": involving,
+        "dup_examples": list(
+            zip(pairs["text"].to_list()[:3], pairs["match_text"].to_list()[:3], strict=True)
+        ),
         "retention": retained / len(truth["latest"]),
         "reversals": reversals_ok / len(truth["reversals"]),
     }
@@ -160,6 +183,11 @@ def main() -> int:
                 ],
                 ["figure", "before", "after", "target"],
             )
+        )
+        print(
+            f"\nredundant rows after (>= 0.95, within write paths): {after['dup_pairs']}, of which "
+            f"{after['dup_planted']} involve a planted fact; examples:"
+            + "".join(f"\n  {a!r}\n  ~ {b!r}" for a, b in after["dup_examples"])
         )
         print(
             f"\ndream: {len(runs)} run(s), {dream_s:.1f} s, {len(pages)} page(s) written, outcomes "

@@ -30,6 +30,20 @@ Commands:
                               optimize; crash-safe (the hand-off is truncated last)
     forget TEXT | --id ROW    a tombstone plus a reindex of every file that holds the text
     unforget TEXT             remove the text's tombstone and reindex, so its rows come back
+    legacy check [--table URI]
+                              legacy rows (no source file; the project's index, or an assistant-format
+                              LanceDB at URI) and memory_blocks: how many a log, page or core file holds
+    legacy export [--table URI]
+                              append every unrecorded legacy row to the daily logs (its own day after
+                              the watermark, else today's tagged `legacy from-YYYY-MM-DD`), blocks to
+                              their core file; a second export appends nothing
+    legacy apply [--table URI] [--yes]
+                              back up (tag + directory copy), delete the legacy rows, verify; refuses
+                              while any is recorded nowhere; without --yes only reports
+    legacy restore BACKUP [--table URI]
+                              the table exactly as it was before an apply (from the tag or the copy)
+    legacy forget-backup BACKUP [--table URI] [--remove-copy]
+                              drop a backup's tag (a tagged version blocks optimize's version cleanup)
 """
 
 import argparse
@@ -381,6 +395,44 @@ def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
     return unforget(_settings(args), _indexer(args, embed=True), args.text)
 
 
+def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.legacy import report
+
+    settings = _settings(args)
+    settings.require_initialised()
+    return report(settings, args.table)
+
+
+def cmd_legacy_export(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.legacy import export
+
+    return export(_settings(args), args.table).to_dict()
+
+
+def cmd_legacy_apply(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.legacy import apply
+
+    settings = _settings(args)
+    settings.require_initialised()
+    return apply(settings, args.table, confirm=args.yes).to_dict()
+
+
+def cmd_legacy_restore(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.legacy import restore
+
+    settings = _settings(args)
+    settings.require_initialised()
+    return restore(settings, args.backup, args.table).to_dict()
+
+
+def cmd_legacy_forget_backup(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.legacy import forget_backup
+
+    settings = _settings(args)
+    settings.require_initialised()
+    return forget_backup(settings, args.backup, args.table, remove_copy=args.remove_copy)
+
+
 def _utc(text: str) -> Any:
     from datetime import UTC, datetime
 
@@ -516,6 +568,36 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("unforget", "remove a text's tombstone and reindex, so its rows come back")
     p.add_argument("text")
     p.set_defaults(func=cmd_unforget)
+    p = command("legacy", "legacy rows (no source file): check, export, then apply; restore a backup")
+    actions = p.add_subparsers(dest="legacy_action", required=True, metavar="ACTION")
+    table_help = "an assistant-format LanceDB (the directory holding archival_memories); default: the index"
+    legacy = {
+        "check": ("how many legacy rows a daily log, vault page or core file holds", cmd_legacy_check),
+        "export": (
+            "append every unrecorded legacy row to the daily logs (blocks to core files)",
+            cmd_legacy_export,
+        ),
+        "apply": ("back up, then delete the legacy rows (refuses while any is unrecorded)", cmd_legacy_apply),
+        "restore": ("bring the table back exactly as it was before an apply", cmd_legacy_restore),
+        "forget-backup": (
+            "delete a backup's tag (it blocks optimize's version cleanup)",
+            cmd_legacy_forget_backup,
+        ),
+    }
+    for name, (help_text, func) in legacy.items():
+        action = actions.add_parser(name, help=help_text, parents=[common])
+        if name in ("restore", "forget-backup"):
+            action.add_argument(
+                "backup", metavar="BACKUP", help="the backup's name (legacy-backup-...) or copy"
+            )
+        action.add_argument("--table", metavar="URI", help=table_help)
+        if name == "apply":
+            action.add_argument(
+                "--yes", action="store_true", help="do it (without: only report what it would do)"
+            )
+        if name == "forget-backup":
+            action.add_argument("--remove-copy", action="store_true", help="delete the directory copy too")
+        action.set_defaults(func=func)
     p = command("ingest-transcripts", "every new user turn of the transcripts through the write path")
     p.add_argument("--session", action="append", help="only this session (repeatable)")
     p.add_argument("--limit", type=int, help="at most this many turns in this run")

@@ -17,9 +17,10 @@ under it the file is planned AGAIN from fresh inputs (the file, the tombstones, 
 a plan made before the lock only decides whether a file needs work, and is never applied, so a
 stale plan can never delete newer rows and two writers can never both insert the same rows. The
 digest recorded in the index state is written under the same lock. Whole-table work (filling an
-empty table in bulk, migrating an assistant-era table, rebuilding for a new model, optimize)
-holds the table lock exclusively. Ids the diff finds stored more than once (a table written by an
-older, unlocked version) are repaired: every copy deleted, one written.
+empty table in bulk, migrating an assistant-era table, rebuilding for a new model, optimize,
+deleting legacy rows once exported) holds the table lock exclusively. Ids the diff finds stored
+more than once (a table written by an older, unlocked version) are repaired: every copy deleted,
+one written.
 """
 
 import time
@@ -48,7 +49,13 @@ from memory_assets.core.index.rows import (
     plan_core_file,
     plan_page,
 )
-from memory_assets.core.index.store import MAX_FRAGMENTS, LegacyTableError, MemoryStore, VectorWidthMismatch
+from memory_assets.core.index.store import (
+    MAX_FRAGMENTS,
+    LegacyTableError,
+    MemoryStore,
+    VectorWidthMismatch,
+    quote,
+)
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
@@ -57,6 +64,7 @@ from memory_assets.settings import Settings
 
 BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index
 OPTIMIZE_AFTER_ROWS = 1000  # a sweep that inserts this many rows compacts the table afterwards
+DELETE_BATCH = 2000  # ids per delete commit (delete_rows)
 
 
 T = TypeVar("T")
@@ -460,6 +468,25 @@ class Indexer:
         sweep.rows = self.store.count()
         sweep.seconds = time.perf_counter() - start
         return sweep
+
+    def delete_rows(self, ids: Iterable[str]) -> int:
+        """Delete the rows with these ids, under the exclusive table lock: what ``legacy apply``
+        runs once every legacy row is recorded in the markdown (rows no file owns, which no reindex
+        can remove). Works on a table of either schema (an assistant-era table is not migrated).
+        Returns the number of rows deleted, as LanceDB counted them."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return 0
+        with self.table_lock():
+            table = self.store.table()
+            if table is None:
+                return 0
+            deleted = 0
+            for begin in range(0, len(wanted), DELETE_BATCH):
+                batch = ", ".join(quote(i) for i in wanted[begin : begin + DELETE_BATCH])
+                result = table.delete(f"id IN ({batch})")
+                deleted += int(getattr(result, "num_deleted_rows", 0) or 0)
+            return deleted
 
     def optimize(self) -> dict[str, object]:
         """Compact, fold new rows into the indexes, prune old versions: under the exclusive table lock."""

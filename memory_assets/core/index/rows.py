@@ -7,6 +7,7 @@ therefore agree, by construction, on what "changed" means.
 """
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -26,6 +27,11 @@ CORE_FILE = "core_file"
 INDEXED_SOURCE_TYPES = (ARCHIVE, NOTEBOOK, CORE_FILE)
 CORE_FILES = {"persona.md": "persona", "user.md": "user", "MEMORY.md": "facts"}
 PERSONAL_DIR = "3_Personal/"
+# An exported legacy fact appended below the watermark's day carries ``legacy`` and
+# ``from-YYYY-MM-DD`` (its original day): its fact_date is that day, its source_date the log's.
+LEGACY_TAG = "legacy"
+FROM_TAG_PREFIX = "from-"
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,21 @@ def _occurrence_ids(source_type: str, source_file: str, texts: list[str]) -> lis
     return ids
 
 
+def legacy_fact_date(tags: tuple[str, ...] | list[str]) -> date | None:
+    """The original day of an exported legacy fact: its ``from-YYYY-MM-DD`` tag, honoured only
+    beside the ``legacy`` tag (so an ordinary tag that happens to read ``from-...`` changes nothing)."""
+    if LEGACY_TAG not in tags:
+        return None
+    for tag in tags:
+        value = tag.removeprefix(FROM_TAG_PREFIX)
+        if tag.startswith(FROM_TAG_PREFIX) and _ISO_DAY.fullmatch(value):
+            try:
+                return date.fromisoformat(value)
+            except ValueError:
+                continue
+    return None
+
+
 def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date | None) -> FilePlan:
     """Rows for one daily log: one per fact, minus tombstoned ones; none at or below the watermark."""
     filename = f"{day.isoformat()}.md"
@@ -113,6 +134,7 @@ def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date 
     plan.tombstoned = len(parsed.facts) - len(facts)
     ids = _occurrence_ids(ARCHIVE, filename, [f.content for f in facts])
     for fact, row_id in zip(facts, ids, strict=True):
+        original = legacy_fact_date(fact.tags)
         meta = {
             "source_type": ARCHIVE,
             "source_file": filename,
@@ -133,7 +155,7 @@ def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date 
                 category=fact.category,
                 importance=BASE_IMPORTANCE,
                 source_date=day.isoformat(),
-                fact_date=day.isoformat(),
+                fact_date=(original or day).isoformat(),
                 metadata=json.dumps(meta, ensure_ascii=False),
             )
         )

@@ -38,12 +38,15 @@ DURABLE_SOURCES = ("archive_log", "notebook")
 
 # Month and weekday names are date specifics too ("may" the verb counts as one: the safe side,
 # since a specific can only turn a confirmation into a written revision).
-_CALENDAR_WORDS = frozenset(
+CALENDAR_WORDS = frozenset(
     {
         *("january", "february", "march", "april", "may", "june", "july", "august"),
         *("september", "october", "november", "december"),
         *("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
         *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+        # Holidays and seasons name dates too ("by Christmas" -> "by mid July" is a new date).
+        *("christmas", "easter", "thanksgiving", "halloween", "ramadan", "diwali", "hanukkah"),
+        *("summer", "autumn", "winter"),
     }
 )
 # Each pattern finds one kind of specific in the ORIGINAL text (before folding strips punctuation).
@@ -66,7 +69,7 @@ def specifics(text: str) -> Counter[str]:
             value = m.group(0).lower().strip("\"'“”‘’").rstrip(".,;:!?)")
             if value:
                 found[value] += 1
-    found.update(w for w in fold(text).split() if w in _CALENDAR_WORDS)
+    found.update(w for w in fold(text).split() if w in CALENDAR_WORDS)
     return found
 
 
