@@ -112,8 +112,7 @@ from memory_assets.core.knowledge.personal_pages import (
 from memory_assets.core.knowledge.vault import INDEX_MD, list_pages
 from memory_assets.core.text import fold, normalise
 from memory_assets.core.textfile import read_text
-from memory_assets.core.write_path.classifier import CALENDAR_WORDS
-from memory_assets.core.write_path.classifier import similarity, specifics
+from memory_assets.core.write_path.classifier import CALENDAR_WORDS, similarity, specifics
 
 if TYPE_CHECKING:
     from memory_assets.core.index.embedder import TextEmbedder
