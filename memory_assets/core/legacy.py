@@ -36,6 +36,7 @@ wanted. ``legacy check`` lists the backups and says when one is blocking the cle
 
 import bisect
 import shutil
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -48,7 +49,12 @@ from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FROM_TAG_PREFIX, INDEXED_SOURCE_TYPES, LEGACY_TAG
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.core.knowledge.chunking import GENERATED_CLOSE, GENERATED_OPEN
+from memory_assets.core.knowledge.chunking import (
+    GENERATED_CLOSE,
+    GENERATED_OPEN,
+    OLD_GENERATOR_FOOTER,
+    OLD_GENERATOR_HEADER,
+)
 from memory_assets.core.knowledge.memory_md import read_zones, sanitize_generated
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
@@ -301,10 +307,13 @@ def find_legacy(settings: Settings, table_uri: str | None = None) -> LegacyTable
         raise
     except Exception as exc:
         raise LegacyError(f"cannot read the legacy rows of {store.uri}: {type(exc).__name__}: {exc}") from exc
-    found.rows.sort(
-        key=lambda r: (r.created_at is None, r.created_at or datetime.min.replace(tzinfo=UTC), r.id)
-    )
+    found.rows.sort(key=_oldest_first)
     return found
+
+
+def _oldest_first(row: LegacyRow) -> tuple[bool, date, datetime, str]:
+    """Dated rows by day and time, then undated ones; ties by id (a deterministic order)."""
+    return (row.day is None, row.day or date.min, row.created_at or datetime.min.replace(tzinfo=UTC), row.id)
 
 
 # -- checking ----------------------------------------------------------------------------------------
@@ -499,29 +508,33 @@ def _append_core(path: Path, text: str) -> None:
 
 
 def _append_manual_zone(path: Path, text: str) -> bool:
-    """Append ``text`` to MEMORY.md's manual zone, never its generated zone: a file with a closing
-    marker gets it at the end; any other file first gets an (empty) marked zone at the top, so the
-    text can never make it read as the old generator's file. Returns False, writing nothing, when
-    the manual zone carries a human verification stamp: the stamp would vouch for this text too."""
+    """Append ``text`` to MEMORY.md's manual zone, never its generated zone, leaving the file's
+    layout as it was: a marked file gets it after the closing marker, an entirely manual file at
+    its end; a missing or blank file is created with an empty marked zone first (as a generator
+    would create it), and so is a manual file the text would make read as the old generator's
+    (its header and footer), which would hand all of it to the generators. An old-signature file
+    (all generated) becomes a marked file whose manual zone is the text. Returns False, writing
+    nothing, when the manual zone carries a human verification stamp: it would vouch for this too."""
     clean, _ = sanitize_generated(text)  # no stamp, no marker can come in with it
-    body = clean.strip()
+    addition = clean.strip().encode("utf-8") + b"\n"
     with file_lock(path):
         view = read_zones(path)
         if view.human_verified:
             return False
         data = path.read_bytes() if path.is_file() else b""
-        addition = body.encode("utf-8") + b"\n"
-        if view.layout in ("marked", "close_only"):
-            sep = b"" if not data else (b"\n" if data.endswith(b"\n") else b"\n\n")
+        sep = b"" if not data else (b"\n" if data.endswith(b"\n") else b"\n\n")
+        appended = (data + sep + addition).decode("utf-8", errors="replace")
+        generated_look = OLD_GENERATOR_HEADER.search(appended) and OLD_GENERATOR_FOOTER.search(appended)
+        if view.layout in ("marked", "close_only") or (
+            view.layout in ("manual", "open_only") and not generated_look
+        ):
             append_durable(path, (sep + addition).decode("utf-8"))
             return True
-        if view.layout == "signature":  # all generated today: keep it as the generated zone
-            old = data if data.endswith(b"\n") else data + b"\n"
-            new = GENERATED_OPEN.encode() + b"\n" + old + GENERATED_CLOSE.encode() + b"\n\n" + addition
-        else:  # missing, blank, manual, open_only: an empty generated zone, then the manual text
-            manual = data.strip(b"\r\n")
-            head = GENERATED_OPEN.encode() + b"\n" + GENERATED_CLOSE.encode() + b"\n\n"
-            new = head + (manual + b"\n\n" if manual else b"") + addition
+        zone = GENERATED_OPEN.encode() + b"\n"
+        if view.layout == "signature":  # all generated: it stays the generated zone
+            zone += data if data.endswith(b"\n") else data + b"\n"
+        manual = data.strip(b"\r\n") if view.layout != "signature" else b""
+        new = zone + GENERATED_CLOSE.encode() + b"\n\n" + (manual + b"\n\n" if manual else b"") + addition
         write_atomic(path, new)
     return True
 
@@ -694,6 +707,19 @@ def _refuse_unrecorded(settings: Settings, found: LegacyTable, table_uri: str | 
         )
 
 
+def _refuse_shared_ids(store: MemoryStore, found: LegacyTable) -> None:
+    """A delete by id removes every row with that id: refuse when a row a file owns shares one."""
+    ids = Counter(store.scan(["id"]).column("id").to_pylist())
+    legacy = Counter(r.id for r in found.rows)
+    shared = sorted(i for i, n in legacy.items() if ids[i] != n)
+    if shared:
+        raise LegacyError(
+            f"refusing to delete the legacy rows of {found.uri}: {len(shared)} legacy row id(s) are "
+            f"shared with rows a file owns (e.g. {', '.join(shared[:SAMPLE_SIZE])}), and deleting by id "
+            "would delete those too. Run `memory-assets reindex --full` to repair the indexed rows first."
+        )
+
+
 def _backup_name(store: MemoryStore, now: datetime) -> str:
     base = BACKUP_PREFIX + now.strftime("%Y%m%dT%H%M%SZ")
     tags, name, n = _tags(store), base, 1
@@ -757,6 +783,7 @@ def apply(
             return out
         table = store.table()
         before = int(table.count_rows())
+        _refuse_shared_ids(store, found)
         name, tagged = _backup_name(store, now), int(table.version)
         table.tags.create(name, tagged)  # first the tag, so the copy holds it too
         out.backup = name
@@ -770,7 +797,7 @@ def apply(
         after = store.count()
         left = find_legacy(settings, table_uri).rows
         out.deleted, out.rows_before, out.rows_after = deleted, before, after
-        if deleted != len({r.id for r in found.rows}) or before - deleted != after or left:
+        if deleted != len(found.rows) or before - deleted != after or left:
             raise LegacyError(
                 f"legacy apply on {found.uri} did not verify: {before} row(s) before, {deleted} deleted, "
                 f"{after} after, {len(left)} legacy row(s) left (expected {len(found.rows)} deleted and none "

@@ -75,6 +75,13 @@ def read_handoff(settings: Settings) -> tuple[list[str], int, list[str]]:
 
 
 def retire_superseded(settings: Settings, indexer: Indexer, result: ReconcileResult) -> None:
+    """Step 1, under the home's reconcile lock (re-entrant: ``reconcile`` holds it already), so two
+    reconciles never truncate each other's hand-off lines."""
+    with named_lock(f"reconcile:{settings.home}"):
+        _retire_superseded(settings, indexer, result)
+
+
+def _retire_superseded(settings: Settings, indexer: Indexer, result: ReconcileResult) -> None:
     raw, count, warnings = read_handoff(settings)
     result.handoff_lines = count
     result.warnings += warnings

@@ -427,6 +427,7 @@ def test_apply_backs_up_deletes_verifies_and_restore_brings_the_table_back_exact
     # From the tag (which restore then deletes, so cleanup can run again).
     back = restore(settings, done.backup)
     assert back.method == "tag" and table_rows(settings.index_uri) == original
+    assert json.loads(settings.index_state_path.read_text())["files"] == {}  # the next reindex diffs all
     assert back.legacy_rows == len(scenario.legacy)
     assert list_backups(settings) == [
         {"backup": done.backup, "tag_version": None, "blocks_cleanup": False, "copy": done.backup_copy}
@@ -629,3 +630,38 @@ def test_the_from_tag_sets_a_legacy_facts_date_and_nothing_else(settings: Settin
         "Has a brother": (today, today),
     }
     assert legacy_fact_date(("legacy", "from-20260304")) is None
+
+
+OLD_FILE = "# Long-term Memory\n\n## Profile\n- Lives in Porto\n\n*Last updated: 2026-05-03 08:30 UTC*\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "block", "layout", "generated"),
+    [
+        (None, "Allergic to penicillin", "marked", ""),  # created as a generator would create it
+        ("My own notes\n", "Allergic to penicillin", "manual", None),  # a manual file stays manual
+        ("My own notes\n", OLD_FILE.replace("Lives in Porto", "Allergic to penicillin"), "marked", ""),
+        (OLD_FILE, "Allergic to penicillin", "marked", OLD_FILE),  # the old generator's file
+    ],
+)
+def test_a_facts_block_lands_in_memory_md_manual_zone_whatever_its_layout(
+    settings: Settings, before: str | None, block: str, layout: str, generated: str | None
+) -> None:
+    if before is not None:
+        settings.memory_md_path.write_text(before, encoding="utf-8")
+    write_assistant_db(
+        settings.index_uri,
+        [Row("Owns a bicycle", at(date(2026, 9, 1)), id="a")],
+        blocks=[{"label": "facts", "content": block, "user_id": USER}],
+    )
+    assert export(settings, today=TODAY).destinations["memory/MEMORY.md (manual zone)"] == 1
+    zones = read_zones(settings.memory_md_path)
+    assert zones.layout == layout and "Allergic to penicillin" in zones.manual
+    if generated is None:
+        assert zones.generated is None and zones.manual.startswith("My own notes\n")
+    else:
+        assert zones.generated is not None and zones.generated.strip() == generated.strip()
+    if before == "My own notes\n":
+        assert "My own notes" in zones.manual
+    files = log_bytes(settings)
+    assert export(settings, today=TODAY).exported == 0 and log_bytes(settings) == files

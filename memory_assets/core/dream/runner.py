@@ -121,7 +121,7 @@ def _skip(
     wm = decision.watermark
     last = decision.days[-1]
     if wm is None or last > wm:
-        append_ingest_entry(settings.log_md, now.date(), last)
+        append_ingest_entry(settings.log_md, now.date(), last, unconsolidated=decision.days)
         result.advanced, wm = True, last
     save_dream_state(settings.dream_state_path, state)
     result.watermark = wm.isoformat() if wm else None

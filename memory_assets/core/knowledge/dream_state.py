@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from memory_assets.core.durable import file_lock, write_atomic
-from memory_assets.core.knowledge.watermark import read_last_lint_date, read_watermark
+from memory_assets.core.knowledge.watermark import read_last_lint_date, read_skipped_days, read_watermark
 
 STATE_VERSION = 1
 
@@ -81,12 +81,15 @@ def _rebuilt(path: Path, log_md: Path, why: str, repair: bool) -> DreamState:
             pass
     lint = read_last_lint_date(log_md)
     watermark = read_watermark(log_md)
+    skipped = read_skipped_days(log_md)
     state = DreamState(
         last_lint_attempt_at=datetime(lint.year, lint.month, lint.day, tzinfo=UTC) if lint else None,
+        unconsolidated=[d.isoformat() for d in skipped],
         warnings=[
             f"{path}: {why}; rebuilt from {log_md.name} (watermark {watermark or 'none'}, last lint "
-            f"{lint or 'never'}) with no failure counters{kept}. Nothing was reset silently: a "
-            "wedged batch takes max_retries more attempts before it is skipped."
+            f"{lint or 'never'}, {len(skipped)} day(s) its skip entries left unconsolidated, kept "
+            f"indexed) with no failure counters{kept}. Nothing was reset silently: a wedged batch "
+            "takes max_retries more attempts before it is skipped."
         ],
     )
     return state

@@ -46,8 +46,33 @@ def _append(log_md: Path, entry: str) -> None:
     append_durable(log_md, "\n" + entry.rstrip() + "\n")
 
 
-def append_ingest_entry(log_md: Path, run_date: date, watermark: date) -> None:
-    _append(log_md, f"## [{run_date.isoformat()}] ingest | daily logs  watermark={watermark.isoformat()}")
+UNCONSOLIDATED_RE = re.compile(r"unconsolidated=([0-9,-]+)")
+
+
+def append_ingest_entry(
+    log_md: Path, run_date: date, watermark: date, unconsolidated: list[date] | None = None
+) -> None:
+    """An ingest entry; a skip (retry-then-skip) also names the days it left unconsolidated, after
+    the watermark, so the record survives the loss of ``dream_state.json``."""
+    entry = f"## [{run_date.isoformat()}] ingest | daily logs  watermark={watermark.isoformat()}"
+    if unconsolidated:
+        entry += "  unconsolidated=" + ",".join(d.isoformat() for d in unconsolidated)
+    _append(log_md, entry)
+
+
+def read_skipped_days(log_md: Path) -> list[date]:
+    """Every day a skip entry of ``log.md`` named as unconsolidated (over-inclusive: days a later
+    dream folded are still listed, which keeps them indexed until a dream folds them again)."""
+    if not log_md.exists():
+        return []
+    days = set()
+    for match in UNCONSOLIDATED_RE.finditer(read_text(log_md).text):
+        for part in match.group(1).split(","):
+            try:
+                days.add(date.fromisoformat(part))
+            except ValueError:
+                continue
+    return sorted(days)
 
 
 def _one_line(summary: str) -> str:

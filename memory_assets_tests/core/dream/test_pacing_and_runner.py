@@ -163,6 +163,12 @@ def test_retry_then_skip_keeps_the_days_retrievable(settings: Settings, embedder
     assert skipped.kind == SKIP and skipped.advanced and read_watermark(settings.log_md) == days[-1]
     state = load_dream_state(settings.dream_state_path, settings.log_md)
     assert state.unconsolidated == [d.isoformat() for d in days] and state.failures == {}
+    # The skip is recorded in log.md too, so losing the state file does not lose it.
+    good = settings.dream_state_path.read_bytes()
+    settings.dream_state_path.write_text("{lost")
+    rebuilt = load_dream_state(settings.dream_state_path, settings.log_md)
+    assert rebuilt.unconsolidated == [d.isoformat() for d in days] and rebuilt.warnings
+    settings.dream_state_path.write_bytes(good)
     indexer.sweep()  # the watermark passed them, yet their rows stay: skipping loses nothing
     assert indexer.store.count("source_type = 'archive_log'") == 6
     # A later productive dream folds them, and only then do they leave the index.
