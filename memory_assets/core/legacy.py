@@ -22,16 +22,19 @@ The steps, each safe to repeat:
   tag), or ``legacy undated`` when the row has no date at all. Blocks go to their core file:
   ``facts`` into MEMORY.md's manual zone, ``persona``/``user`` appended to persona.md/user.md.
   A second export appends nothing (the check sees the first one's lines).
-* ``apply``: refuses while anything is recorded nowhere; otherwise backs up (a LanceDB tag on the
-  current version and, for a local table, a copy of the table directory beside it), deletes the
-  legacy rows through the indexer under its exclusive table lock, and verifies the counts.
+* ``apply``: refuses while anything is recorded nowhere; otherwise backs up, deletes the legacy
+  rows through the indexer under its exclusive table lock, and verifies the counts.
   ``memory_blocks`` is never deleted (nothing reads it; it costs nothing to keep).
-* ``restore``: the table exactly as it was, from the tag or from the directory copy.
+* ``restore``: the table exactly as it was, from the directory copy or from the tag.
 
-A tagged version is never cleaned up, and LanceDB's ``optimize(cleanup_older_than=...)`` raises
-once a tagged version is older than the retention (``version_retention_days``). ``restore``
-deletes the tag it restored from; ``forget_backup`` deletes it once the backup is no longer
-wanted. ``legacy check`` lists the backups and says when one is blocking the cleanup.
+The backup. A local table is copied, directory and all, beside itself (``<table>.lance.<name>``)
+after its current version is tagged ``<name>``; the live table then drops the tag, because a
+tagged version is never cleaned up and LanceDB's ``optimize(cleanup_older_than=...)`` raises once
+a tagged version is older than the retention (``version_retention_days``): the maintenance that
+keeps the index fast would stop. A table that is not local (an object store) cannot be copied, so
+the tag is its backup, and the apply says to run ``forget_backup`` once it is no longer wanted.
+``restore`` deletes the tag it restored from; ``legacy check`` lists the backups and says when a
+tag is blocking the cleanup.
 """
 
 import bisect
@@ -791,6 +794,9 @@ def apply(
         if copy is not None:
             shutil.copytree(_table_dir(store), copy)  # type: ignore[arg-type]
             out.backup_copy = str(copy)
+            # The copy holds the tag; the live table does not keep it, so optimize's version
+            # cleanup (which refuses to prune a tagged version) keeps running after an apply.
+            table.tags.delete(name)
         restore_cmd = f"memory-assets legacy restore {name}{_table_flag(table_uri)}"
         out.restore = restore_cmd
         deleted = indexer.delete_rows([r.id for r in found.rows])
@@ -803,15 +809,19 @@ def apply(
                 f"{after} after, {len(left)} legacy row(s) left (expected {len(found.rows)} deleted and none "
                 f"left). Nothing is lost: restore with `{restore_cmd}`"
             )
-    out.notes.append(
-        f"backup {name}: a LanceDB tag on version {tagged} (before the delete)"
-        + (f" and a copy of the table directory at {out.backup_copy}" if out.backup_copy else "")
-    )
-    out.notes.append(
-        "a tagged version is never cleaned up, and optimize's version cleanup fails once it is older "
-        f"than {settings.version_retention_days:g} day(s): run `memory-assets legacy forget-backup "
-        f"{name}{_table_flag(table_uri)}` once the backup is no longer needed (the copy can stay)"
-    )
+    if out.backup_copy:
+        out.notes.append(
+            f"backup {name}: a copy of the table directory at {out.backup_copy}, taken before the delete "
+            f"(version {tagged}, tagged {name} inside the copy); optimize keeps running"
+        )
+    else:
+        out.notes.append(f"backup {name}: a LanceDB tag on version {tagged} (before the delete)")
+        out.notes.append(
+            "the table is not local, so the tag is the backup: a tagged version is never cleaned up, and "
+            f"optimize's version cleanup fails once it is older than {settings.version_retention_days:g} "
+            f"day(s): run `memory-assets legacy forget-backup {name}{_table_flag(table_uri)}` once the "
+            "backup is no longer needed"
+        )
     return out
 
 

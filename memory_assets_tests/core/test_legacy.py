@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 
 from memory_assets.cli import main
+from memory_assets.core import legacy
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs, read_daily_log
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
@@ -424,22 +425,35 @@ def test_apply_backs_up_deletes_verifies_and_restore_brings_the_table_back_exact
     assert {c for _, c in table_rows(settings.index_uri)} == {r.content for r in scenario.indexer_rows}
     assert [b["backup"] for b in list_backups(settings)] == [done.backup]
     assert find_legacy(settings).blocks  # memory_blocks is never deleted
-    # From the tag (which restore then deletes, so cleanup can run again).
-    back = restore(settings, done.backup)
-    assert back.method == "tag" and table_rows(settings.index_uri) == original
-    assert json.loads(settings.index_state_path.read_text())["files"] == {}  # the next reindex diffs all
-    assert back.legacy_rows == len(scenario.legacy)
+    # A local table's backup is the directory copy (holding the tag); the live table keeps none.
     assert list_backups(settings) == [
         {"backup": done.backup, "tag_version": None, "blocks_cleanup": False, "copy": done.backup_copy}
     ]
-    # From the directory copy, once the tag is gone.
-    again = apply(settings, confirm=True)
-    assert again.backup != done.backup and table_rows(settings.index_uri) != original
-    assert forget_backup(settings, again.backup)["tag_deleted"]
-    back = restore(settings, again.backup)
+    back = restore(settings, done.backup)
     assert back.method == "copy" and table_rows(settings.index_uri) == original
+    assert json.loads(settings.index_state_path.read_text())["files"] == {}  # the next reindex diffs all
+    assert back.legacy_rows == len(scenario.legacy)
     assert back.set_aside and Path(back.set_aside).is_dir()  # the replaced directory is kept
     assert MemoryStore(settings.index_uri).is_legacy()  # exactly as it was: still unmigrated
+
+
+def test_a_table_that_is_not_local_is_backed_up_by_its_tag_and_restored_from_it(
+    settings: Settings, scenario: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An object-store table has no directory to copy: the LanceDB tag is the backup. No object
+    store runs here, so the URI is declared non-local; every LanceDB call is the real one."""
+    monkeypatch.setattr(legacy, "_local_path", lambda uri: None)
+    export(settings, today=TODAY)
+    original = table_rows(settings.index_uri)
+    done = apply(settings, confirm=True)
+    assert done.backup_copy is None and done.deleted == len(scenario.legacy)
+    assert "forget-backup" in done.notes[-1]  # the tag blocks cleanup once old: the note says so
+    assert [(b["backup"], b["tag_version"] is not None) for b in list_backups(settings)] == [
+        (done.backup, True)
+    ]
+    back = restore(settings, done.backup)
+    assert back.method == "tag" and table_rows(settings.index_uri) == original
+    assert list_backups(settings) == []  # restore deletes the tag it restored from
 
 
 def test_after_apply_every_exported_fact_is_retrievable_through_search(
@@ -464,28 +478,25 @@ def test_after_apply_every_exported_fact_is_retrievable_through_search(
     assert result.days[-1] == TODAY.isoformat()
 
 
-def test_optimize_works_after_apply_and_the_backup_tag_is_documented_to_block_cleanup(
+def test_optimize_keeps_working_after_apply_whatever_the_retention(
     settings: Settings, scenario: Scenario, embedder: Embedder
 ) -> None:
+    """A local table's backup is the directory copy (holding the tag); the live table keeps no
+    tag, so optimize's version cleanup is never blocked, even past the retention."""
     export(settings, today=TODAY)
     indexer = Indexer(settings, embedder=embedder, today=TODAY)
     indexer.sweep()
     done = apply(settings, confirm=True)
-    assert "forget-backup" in done.notes[-1]
-    indexer.optimize()  # the tagged version is within the retention: cleanup runs
-    # Once the tagged version is older than the retention, LanceDB refuses the cleanup; the check
-    # says so, and forgetting the backup (the directory copy stays) lets optimize run again.
+    assert done.backup_copy and "optimize keeps running" in done.notes[-1]
     short = replace(settings, version_retention_days=1e-6)
     time.sleep(0.2)
-    with pytest.raises(Exception, match="tagged version"):
-        Indexer(short).optimize()
-    assert [b["blocks_cleanup"] for b in list_backups(short)] == [True]
-    forgotten = forget_backup(short, done.backup)
-    assert forgotten["tag_deleted"] and forgotten["copy_kept"] == done.backup_copy
     versions = MemoryStore(settings.index_uri).stats().versions
     Indexer(short).optimize()
     assert MemoryStore(settings.index_uri).stats().versions < versions
+    assert [b["blocks_cleanup"] for b in list_backups(short)] in ([], [False])
     assert main(["--home", str(settings.home), "optimize"]) == 0
+    restored = restore(settings, done.backup)  # the copy still brings the table back
+    assert restored.method == "copy" and restored.legacy_rows == len(scenario.legacy)
 
 
 def test_reindex_full_for_a_new_model_refuses_before_apply_and_rebuilds_after(
