@@ -15,7 +15,8 @@ Commands:
                               stored embeddings) and the on-disk backlog; writes pairs.parquet,
                               clusters.parquet and report.json beside the index
     check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, ids
-                              unique, nothing tombstoned indexed, table bounded); exit 1 on a failure
+                              unique, nothing tombstoned indexed, table bounded, no legacy row
+                              recorded nowhere else); exit 1 on a failure
     memory-md show|edit       MEMORY.md's zones; edit [--who ID] (--text TEXT | --file PATH) makes the
                               manual zone the given text under a `verified: human:<id>` stamp
     write-turn --user TEXT    one conversation turn through the write path ([--assistant TEXT]
@@ -210,13 +211,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     of error severity failed. Prints its own output and returns the exit status."""
     from memory_assets.core.audit.checks import run_all
     from memory_assets.core.capture.ledger import accept
+    from memory_assets.core.legacy import recorded_nowhere_else
 
     settings = _settings(args)
     settings.require_initialised()
     if args.accept_log:
         for name in accept(settings.memory_dir, args.accept_log, settings.archive_dir):
             print(f"accepted archive/{name} as it is now: the ledger's new record", file=sys.stderr)
-    outcomes = run_all(settings, _store(settings))
+    outcomes = [*run_all(settings, _store(settings)), recorded_nowhere_else(settings)]
     if args.json:
         print(json.dumps([o.to_dict() for o in outcomes], ensure_ascii=False))
     else:
@@ -414,7 +416,9 @@ def cmd_legacy_apply(args: argparse.Namespace) -> dict[str, Any]:
 
     settings = _settings(args)
     settings.require_initialised()
-    return apply(settings, args.table, confirm=args.yes).to_dict()
+    # The project's own index is swept first, so every exported fact is searchable before its row goes.
+    embedder = _embedder(settings) if args.yes and args.table is None else None
+    return apply(settings, args.table, confirm=args.yes, embedder=embedder).to_dict()
 
 
 def cmd_legacy_restore(args: argparse.Namespace) -> dict[str, Any]:

@@ -38,6 +38,7 @@ tag is blocking the cleanup.
 """
 
 import bisect
+import json
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -46,8 +47,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memory_assets.core.audit.checks import CheckOutcome
 from memory_assets.core.capture.daily_log import LogBlock, LogFact, append_block, format_block, list_logs
 from memory_assets.core.durable import append_durable, file_lock, named_lock, write_atomic
+from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FROM_TAG_PREFIX, INDEXED_SOURCE_TYPES, LEGACY_TAG
@@ -75,6 +78,8 @@ BLOCK_TAG = "memory-block"
 EXPORT_CHAT = "legacy"  # the block header's chat: ``## HH:MM — legacy``
 BACKUP_PREFIX = "legacy-backup-"
 MANUAL_ZONE = "memory/MEMORY.md (manual zone)"
+JOURNAL = "legacy.jsonl"  # .state/legacy.jsonl: every confirmed apply and every restore, appended
+CHECK_NAME = "legacy_rows_recorded_nowhere_else"
 
 
 class LegacyError(RuntimeError):
@@ -462,6 +467,98 @@ def report(settings: Settings, table_uri: str | None = None) -> dict[str, Any]:
     return out
 
 
+# -- the journal and the asset check ----------------------------------------------------------------
+def _journal(settings: Settings, action: str, found: LegacyTable, at: datetime, **fields: Any) -> None:
+    """Append one apply or restore to ``.state/legacy.jsonl`` (fsync'd)."""
+    entry = {"action": action, "at": at.isoformat(), "uri": found.uri, "table": found.table_name, **fields}
+    append_durable(settings.state_dir / JOURNAL, json.dumps(entry, sort_keys=True) + "\n")
+
+
+def last_action(settings: Settings, table_uri: str | None = None) -> dict[str, Any] | None:
+    """The journal's last apply or restore of this table, or None."""
+    path = settings.state_dir / JOURNAL
+    if not path.is_file():
+        return None
+    store = _store(settings, table_uri, must_exist=False)
+    last = None
+    for line in read_text(path).text.splitlines():
+        entry = json_object(line)
+        if entry.get("uri") == store.uri and entry.get("table") == store.table_name:
+            last = entry
+    return last
+
+
+def recorded_nowhere_else(settings: Settings, table_uri: str | None = None) -> CheckOutcome:
+    """The asset check: how many legacy rows (and blocks) no daily log, vault page or core file
+    holds. Warns while there are any (export them); fails, as an error, when the last confirmed
+    apply of the table claimed success and legacy rows are still there, or are back (the table was
+    restored, or something wrote rows no file owns since)."""
+    found = find_legacy(settings, table_uri)
+    check = check_recorded(settings, found.everything)
+    last = last_action(settings, table_uri)
+    metadata: dict[str, int | float | str] = {
+        "legacy_rows": len(found.rows),
+        "blocks": len(found.blocks),
+        "recorded": len(check.recorded),
+        "unrecorded": len(check.unrecorded),
+        "table": f"{found.uri} ({found.table_name})",
+    }
+    details: list[dict[str, str | int]] = [
+        {
+            "id": r.id,
+            "day": r.sample()["day"] or "undated",
+            "content": r.sample()["content"],
+            "recorded_in": "-",
+        }
+        for r in check.unrecorded
+    ] + [
+        {
+            "id": r.id,
+            "day": r.sample()["day"] or "undated",
+            "content": r.sample()["content"],
+            "recorded_in": check.where[r.id],
+        }
+        for r in check.recorded[:SAMPLE_SIZE]
+    ]
+    flag = _table_flag(table_uri)
+    if last is not None and last.get("action") == "apply" and found.rows:
+        metadata["last_apply"] = str(last.get("at"))
+        return CheckOutcome(
+            CHECK_NAME,
+            False,
+            "error",
+            f"the apply of {last.get('at')} deleted {last.get('deleted')} legacy row(s) and claimed success, "
+            f"yet {len(found.rows)} legacy row(s) are in the table",
+            [
+                f"{found.uri} ({found.table_name}): {len(found.rows)} legacy row(s) after a successful apply; "
+                f"{len(check.unrecorded)} recorded nowhere else. Run `memory-assets legacy export{flag}`, then "
+                f"`memory-assets legacy apply{flag} --yes` again"
+            ],
+            metadata,
+            details,
+        )
+    if check.unrecorded:
+        return CheckOutcome(
+            CHECK_NAME,
+            False,
+            "warn",
+            f"{len(check.unrecorded)} of {len(found.everything)} legacy row(s) are recorded nowhere else",
+            [
+                f"{found.uri} ({found.table_name}): {len(check.unrecorded)} legacy row(s) exist only in the index; "
+                f"run `memory-assets legacy export{flag}` (then `legacy apply{flag} --yes` to delete them)"
+            ],
+            metadata,
+            details,
+        )
+    summary = (
+        f"all {len(found.everything)} legacy row(s) are recorded in the markdown"
+        + (f": `memory-assets legacy apply{flag} --yes` may delete them" if found.rows else "")
+        if found.everything
+        else "no legacy rows"
+    )
+    return CheckOutcome(CHECK_NAME, True, "warn", summary, [], metadata, details)
+
+
 # -- export ------------------------------------------------------------------------------------------
 @dataclass
 class ExportResult:
@@ -706,7 +803,7 @@ def _refuse_unrecorded(settings: Settings, found: LegacyTable, table_uri: str | 
             f"refusing to delete the legacy rows of {found.uri}: {len(check.unrecorded)} of "
             f"{len(found.everything)} legacy row(s) are recorded in no daily log, vault page or core "
             f"file, and deleting them would lose them (e.g. {sample}). Run `memory-assets legacy "
-            f"export{_table_flag(table_uri)}` first, then `memory-assets reindex`, and retry."
+            f"export{_table_flag(table_uri)}` first, then retry (the apply indexes the exported lines before it deletes)."
         )
 
 
@@ -733,7 +830,11 @@ def _backup_name(store: MemoryStore, now: datetime) -> str:
 
 
 def apply(
-    settings: Settings, table_uri: str | None = None, confirm: bool = False, now: datetime | None = None
+    settings: Settings,
+    table_uri: str | None = None,
+    confirm: bool = False,
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
 ) -> ApplyResult:
     """Delete the legacy rows, once every one is recorded in the markdown; back up first.
 
@@ -741,7 +842,12 @@ def apply(
     ``confirm`` it reports what it would do and changes nothing. With it, under the indexer's
     exclusive table lock: tags the current version, copies a local table's directory beside it,
     deletes the rows through the indexer and verifies the counts (before − deleted = after, no
-    legacy row left). ``memory_blocks`` is left as it is."""
+    legacy row left). ``memory_blocks`` is left as it is.
+
+    With an ``embedder`` and the project's own index, a confirmed apply first sweeps the index, so
+    every fact the export appended is searchable from its markdown before its legacy row goes
+    (the CLI and the Dagster job pass one). Each confirmed apply is journalled in
+    ``.state/legacy.jsonl``, which the asset check reads."""
     store = _store(settings, table_uri)
     indexer = Indexer(settings, store=store)
     now = now or datetime.now(UTC)
@@ -768,6 +874,9 @@ def apply(
             else "no legacy rows: nothing to delete"
         )
         return out
+    if embedder is not None and table_uri is None:
+        _refuse_unrecorded(settings, find_legacy(settings, table_uri), table_uri)  # before any write
+        Indexer(settings, store=store, embedder=embedder).sweep()
     with indexer.table_lock():
         found = find_legacy(settings, table_uri)
         _refuse_unrecorded(settings, found, table_uri)
@@ -809,6 +918,7 @@ def apply(
                 f"{after} after, {len(left)} legacy row(s) left (expected {len(found.rows)} deleted and none "
                 f"left). Nothing is lost: restore with `{restore_cmd}`"
             )
+        _journal(settings, "apply", found, now, backup=name, deleted=deleted, rows_after=after)
     if out.backup_copy:
         out.notes.append(
             f"backup {name}: a copy of the table directory at {out.backup_copy}, taken before the delete "
@@ -920,6 +1030,7 @@ def restore(settings: Settings, backup: str, table_uri: str | None = None) -> Re
             out.notes.append("the index state was reset: the next reindex diffs every file against the table")
         if set_aside:
             out.notes.append(f"the replaced table directory was kept at {set_aside}")
+        _journal(settings, "restore", found, datetime.now(UTC), backup=name, legacy_rows=len(found.rows))
     return out
 
 

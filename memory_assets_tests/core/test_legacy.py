@@ -614,9 +614,13 @@ def test_cli_check_export_apply_restore(settings: Settings, capsys: pytest.Captu
     dry = run("legacy", "apply")
     assert not dry["confirmed"] and dry["legacy_rows"] == 12 and "nothing was changed" in dry["notes"][0]
     done = run("legacy", "apply", "--yes")
-    assert done["deleted"] == 12 and done["rows_after"] == 0
+    # The CLI sweeps the index first: the 12 exported facts are indexed from their log, then the
+    # 12 legacy rows go.
+    assert (done["rows_before"], done["deleted"], done["rows_after"]) == (24, 12, 12)
+    store = MemoryStore(settings.index_uri)
+    assert store.count("source_type = 'archive_log'") == 12 and store.count("source_type IS NULL") == 0
     assert run("legacy", "check")["backups"][0]["backup"] == done["backup"]
-    assert run("legacy", "restore", done["backup"])["rows"] == 12
+    assert run("legacy", "restore", done["backup"])["rows"] == 24  # as it was just before the delete
     assert main([*home, "legacy", "forget-backup", done["backup"], "--remove-copy"]) == 0
     assert "copy_removed" in capsys.readouterr().out
 

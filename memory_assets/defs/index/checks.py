@@ -38,7 +38,7 @@ def _md_list(lines: Sequence[str]) -> str:
     return "\n".join(f"- {_cell(line)}" for line in lines) or "_none_"
 
 
-def _result(outcome: core.CheckOutcome, table: str | None = None) -> dg.AssetCheckResult:
+def check_result(outcome: core.CheckOutcome, table: str | None = None) -> dg.AssetCheckResult:
     """The outcome as a check result: its numbers, its problems (each with the fix) and, under
     ``table``, its details as a markdown table."""
     metadata: dict[str, Any] = dict(outcome.metadata)
@@ -62,7 +62,7 @@ def _result(outcome: core.CheckOutcome, table: str | None = None) -> dg.AssetChe
     "means a write that bypassed the indexer's locks. Fix: `memory-assets reindex`.",
 )
 def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return _result(core.ids_unique(memory.store()), "duplicates")
+    return check_result(core.ids_unique(memory.store()), "duplicates")
 
 
 @dg.asset_check(
@@ -73,7 +73,7 @@ def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     settings = memory.settings()
-    return _result(core.rows_match_logs(settings, memory.store(settings)), "days")
+    return check_result(core.rows_match_logs(settings, memory.store(settings)), "days")
 
 
 @dg.asset_check(
@@ -83,7 +83,7 @@ def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     settings = memory.settings()
-    return _result(core.no_tombstoned_content(settings, memory.store(settings)), "tombstoned")
+    return check_result(core.no_tombstoned_content(settings, memory.store(settings)), "tombstoned")
 
 
 @dg.asset_check(
@@ -92,7 +92,7 @@ def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "(reads slow down past them). Fix: `memory-assets optimize`, or materialise archival_memories.",
 )
 def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return _result(core.table_bounded(memory.store()))
+    return check_result(core.table_bounded(memory.store()))
 
 
 @dg.asset_check(
@@ -102,7 +102,7 @@ def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "until the text is restored or accepted (`memory-assets check --accept-log FILE`).",
 )
 def logs_append_only(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return _result(core.logs_append_only(memory.settings()), "changes")
+    return check_result(core.logs_append_only(memory.settings()), "changes")
 
 
 INDEX_CHECKS = [ids_unique, rows_match_logs, no_tombstoned_content, table_bounded, logs_append_only]
