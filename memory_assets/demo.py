@@ -5,7 +5,8 @@ Seeds ``$MEMORY_HOME`` (only when it holds no daily logs yet) with a fortnight o
 then runs the code location's jobs in process against ``$DAGSTER_HOME`` so the runs, the
 materialisations, their metadata and the checks are there to browse with ``make ui``:
 ``reindex`` once per day partition, ``index_files``, ``optimize_index``, then
-``dedup_measurement``. Then it shows what the hardening guarantees: the sensors find nothing to
+``dedup_measurement``; on a freshly seeded home, a few legacy rows exported, then deleted
+(``legacy_export``, ``legacy_apply``); the dream and the reconcile. Then it shows what the hardening guarantees: the sensors find nothing to
 run on the indexed home, every invariant check passes, a search collapses repeated facts, and
 three ``memory-assets reindex`` processes racing an appender leave each row exactly once.
 Runs on the embedded defaults: the bundled model, no server, no API key.
@@ -183,6 +184,7 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
 
     from memory_assets.core.dream.pacing import INGEST, SKIP, decide
     from memory_assets.core.knowledge.dream_state import load_dream_state
+    from memory_assets.defs.partitions import day_range_tags
 
     dream = defs.resolve_job_def("dream")  # type: ignore[attr-defined]
     reconcile = defs.resolve_job_def("reconcile")  # type: ignore[attr-defined]
@@ -190,10 +192,7 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
         decision = decide(settings, load_dream_state(settings.dream_state_path, settings.log_md), force=True)
         if decision.kind not in (INGEST, SKIP):
             break
-        tags = {
-            "dagster/asset_partition_range_start": decision.days[0].isoformat(),
-            "dagster/asset_partition_range_end": decision.days[-1].isoformat(),
-        }
+        tags = day_range_tags(decision.days[0], decision.days[-1])
         result = dream.execute_in_process(
             instance=instance, run_config=quiet, tags=tags, raise_on_error=False
         )
@@ -203,7 +202,7 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
         [meta] = [
             m.metadata
             for m in result.asset_materializations_for_node("vault")
-            if m.partition == decision.days[-1].isoformat()
+            if m.partition == tags["dagster/asset_partition_range_end"]
         ]
         print(
             f"  dream {decision.days[0]}..{decision.days[-1]}: confirm {meta['confirm'].value}, sharpen "
@@ -223,6 +222,103 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
     lint = defs.resolve_job_def("dream_lint").execute_in_process(instance=instance, run_config=quiet)  # type: ignore[attr-defined]
     print(f"  lint: {'success' if lint.success else 'FAILED'}")
     return lint.success
+
+
+# Rows the assistant wrote straight into its table before the markdown tier existed: no source
+# file, so no reindex can bring them back. One is also in a daily log (recorded); the others exist
+# only in the index until the legacy export appends them.
+LEGACY_ROWS: list[tuple[str, int]] = [  # (content, days ago)
+    ("Prefers metric units in all answers", 30),
+    ("Was a vegetarian for ten years before moving to Lisbon", 400),
+    ("Collects vintage fountain pens, mostly Pelikan", 45),
+    ("Grandmother's name was Rosa; she taught the user to bake bread", 3),
+]
+
+
+def seed_legacy_rows(settings: Settings, today: date) -> int:
+    """Add ``LEGACY_ROWS`` to the index as the assistant wrote them (no source type, no source file)."""
+    from memory_assets.core.index.embedder import make_embedder
+    from memory_assets.core.index.store import MemoryStore
+
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    table = store.table()
+    vectors = make_embedder(settings).embed([text for text, _ in LEGACY_ROWS])
+    rows = []
+    for (text, ago), vector in zip(LEGACY_ROWS, vectors, strict=True):
+        when = datetime.combine(today - timedelta(days=ago), datetime.min.time(), UTC).replace(hour=20)
+        rows.append(
+            {
+                "id": f"legacy-demo-{ago}",
+                "content": text,
+                "vector": [float(x) for x in vector],
+                "user_id": settings.user_id,
+                "metadata": json.dumps({"category": "personal"}),
+                "importance": 0.5,
+                "created_at": when,
+                "updated_at": when,
+            }
+        )
+    table.add(rows)
+    return len(rows)
+
+
+def legacy_export_and_apply(settings: Settings, defs: object, instance: object, quiet: dict) -> bool:
+    """The legacy jobs: apply refuses first, the export appends the unrecorded rows to the logs,
+    then the apply (confirmed in its run config) backs up and deletes them."""
+    import dagster as dg
+
+    from memory_assets.core.legacy import CHECK_NAME
+
+    def run(job: str, config: dict | None = None) -> dg.ExecuteInProcessResult:
+        op = {"legacy_export": "legacy_rows_exported", "legacy_apply": "legacy_rows_deleted"}[job]
+        run_config = {**quiet, "ops": {op: {"config": config}}} if config else quiet
+        return defs.resolve_job_def(job).execute_in_process(  # type: ignore[attr-defined]
+            instance=instance, run_config=run_config, raise_on_error=False
+        )
+
+    def checked(result: dg.ExecuteInProcessResult) -> str:
+        for event in result.all_events:
+            data = event.event_specific_data
+            if event.event_type_value == "ASSET_CHECK_EVALUATION" and data.check_name == CHECK_NAME:  # type: ignore[union-attr]
+                return f"{CHECK_NAME} {'passed' if data.passed else 'FAILED'}: {data.description}"  # type: ignore[union-attr]
+        return f"{CHECK_NAME}: not evaluated"
+
+    silent = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    refused = defs.resolve_job_def("legacy_apply").execute_in_process(  # type: ignore[attr-defined]
+        instance=instance,
+        run_config={**silent, "ops": {"legacy_rows_deleted": {"config": {"confirm": True}}}},
+        raise_on_error=False,
+    )  # the refusal is expected here: its error stays in the run's log (make ui), not on the console
+    print(f"  legacy_apply before the export: {'refused (as it must)' if not refused.success else 'RAN'}")
+    exported = run("legacy_export")
+    [meta] = [
+        m.metadata
+        for m in exported.asset_materializations_for_node("legacy_rows_exported")
+        if m.asset_key == dg.AssetKey("legacy_rows_exported")
+    ]
+    print(
+        f"  legacy_export: {meta['legacy_rows'].value} legacy rows, {meta['already_recorded'].value} already "
+        f"recorded, {meta['exported'].value} appended to the daily logs ({meta['dated_today'].value} to "
+        f"today's log with their date as a tag); {checked(exported)}"
+    )
+    dry = defs.resolve_job_def("legacy_apply").execute_in_process(  # type: ignore[attr-defined]
+        instance=instance, run_config=silent, raise_on_error=False
+    )  # reports only (an observation of legacy_rows_deleted); its warning says how to confirm
+    print(f"  legacy_apply without confirm: {'reported only, nothing deleted' if dry.success else 'FAILED'}")
+    done = run("legacy_apply", {"confirm": True})
+    if not done.success:
+        print("  legacy_apply: FAILED")
+        return False
+    [applied] = [
+        m.metadata
+        for m in done.asset_materializations_for_node("legacy_rows_deleted")
+        if m.asset_key == dg.AssetKey("legacy_rows_deleted")
+    ]
+    print(
+        f"  legacy_apply (confirm: true): backed up as {applied['backup'].value}, deleted "
+        f"{applied['deleted'].value}; undo with `{applied['restore'].value}`; {checked(done)}"
+    )
+    return refused.success is False and exported.success and dry.success
 
 
 def main() -> int:
@@ -301,6 +397,12 @@ def main() -> int:
         print(
             f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}{repeats}"
         )
+    if seeded:
+        print(
+            f"legacy rows (the assistant's, from before the markdown tier): {seed_legacy_rows(settings, today)} seeded"
+        )
+        if not legacy_export_and_apply(settings, defs, instance, quiet):
+            return 1
     before = _dedup_table(instance)
     print("dedup report before the dream (also in the UI, plotted per write path and threshold):")
     print(before)
@@ -317,7 +419,9 @@ def main() -> int:
         result = sensor(context)
         print(f"  {sensor.name}: {len(result.run_requests or [])} runs requested")
     print("invariant checks (`memory-assets check`, also asset checks in the UI):")
-    outcomes = run_all(settings, store)
+    from memory_assets.core.legacy import recorded_nowhere_else
+
+    outcomes = [*run_all(settings, store), recorded_nowhere_else(settings)]
     for outcome in outcomes:
         print(f"  {'passed' if outcome.passed else 'FAILED'}  {outcome.name}: {outcome.summary}")
     print("one writer per file:")

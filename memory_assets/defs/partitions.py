@@ -38,3 +38,14 @@ def partitions_start() -> date:
 daily_partitions = dg.DailyPartitionsDefinition(
     start_date=partitions_start().isoformat(), end_offset=1, timezone="UTC"
 )
+
+
+def day_range_tags(first: date, last: date) -> dict[str, str]:
+    """Run tags for a range of day partitions, clamped to the partitions' start. A day before the
+    start (a log written after the code location loaded, by a legacy export, say) has no partition
+    until the location reloads; the run still covers it, and its range starts at the first one."""
+    start = partitions_start()
+    return {
+        "dagster/asset_partition_range_start": max(first, start).isoformat(),
+        "dagster/asset_partition_range_end": max(last, start).isoformat(),
+    }

@@ -15,6 +15,7 @@ from memory_assets.core.dream.pacing import IDLE, LINT, decide
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
 from memory_assets.defs.index.sensors import IN_FLIGHT
+from memory_assets.defs.partitions import day_range_tags
 from memory_assets.defs.resources import MemoryHomeResource
 
 
@@ -51,15 +52,13 @@ def dream_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
                 )
             ]
         )
-    first, last_day = decision.days[0].isoformat(), decision.days[-1].isoformat()
     return dg.SensorResult(
         run_requests=[
             dg.RunRequest(
                 run_key=f"dream:{decision.batch_key}:{attempt}",
                 job_name=dream_job.name,
                 tags={
-                    "dagster/asset_partition_range_start": first,
-                    "dagster/asset_partition_range_end": last_day,
+                    **day_range_tags(decision.days[0], decision.days[-1]),
                     "memory_assets/decision": decision.kind,
                     "memory_assets/reason": decision.reason[:200],
                 },

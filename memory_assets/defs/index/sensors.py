@@ -210,7 +210,8 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
         path = settings.archive_dir / f"{day.isoformat()}.md"
         sig = stat_signature(path)
         digest: str | None
-        if indexer.consolidated(day, watermark):
+        consolidated = indexer.consolidated(day, watermark)
+        if consolidated:
             digest = EMPTY_DIGEST if key in state else None  # no rows; nothing to track any more
         elif sig is None:
             digest = None
@@ -231,7 +232,8 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
                     )
             files[key] = [_short(_sig(sig)), inputs, digest, facts]
         if not first <= day <= today:
-            if day.isoformat() not in cursor.outside:
+            # A consolidated day has no rows to index: nothing is lost by its missing partition.
+            if not consolidated and day.isoformat() not in cursor.outside:
                 cursor.outside.append(day.isoformat())
                 context.log.warning(
                     f"archive/{day.isoformat()}.md is outside the day partitions ({first} to {today}); "

@@ -171,6 +171,14 @@ def test_a_log_outside_the_partitions_is_reported_once(settings: Settings) -> No
     assert json.loads(second.cursor)["outside"] == ["2025-06-01"]
 
 
+def test_a_consolidated_log_outside_the_partitions_is_not_reported(settings: Settings) -> None:
+    """At or below the watermark a log has no rows to index, so its missing partition loses nothing."""
+    write_facts(settings, date(2025, 6, 1), "Exported from the assistant's table, then consolidated")
+    append_ingest_entry(settings.log_md, date(2025, 6, 1), date(2025, 6, 1))
+    first = tick(daily_log_sensor, settings, None)
+    assert partitions(first) == [] and json.loads(first.cursor)["outside"] == []
+
+
 def test_vault_sensor_requests_only_out_of_date_files(settings: Settings, embedder: Embedder) -> None:
     indexer = Indexer(settings, embedder=embedder)
     a = settings.notebook_dir / "3_Personal" / "A.md"
