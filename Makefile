@@ -52,6 +52,8 @@ bench: setup
 	$(BIN)/python benchmarks/bench_sensor.py
 	$(BIN)/python benchmarks/bench_extraction.py
 	$(BIN)/python benchmarks/bench_write_path.py
+	$(BIN)/python benchmarks/bench_consolidation.py
+	$(BIN)/python benchmarks/bench_reconcile.py
 
 clean:
 	rm -rf $(VENV) .memory_home .dagster_home
