@@ -9,7 +9,8 @@ Commands:
                               migrates an assistant-era table first
     migrate                   migrate an assistant-era table to this schema (reads never do)
     optimize                  compact the table, fold new rows into its indexes, prune old versions
-    search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line
+    search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line;
+                              --context N adds each hit's neighbouring lines
     status                    what the home holds: logs, watermark, pages, index rows
     dedup-report              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
                               stored embeddings) and the on-disk backlog; writes pairs.parquet,
@@ -106,7 +107,7 @@ def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
     return summary
 
 
-def _hit_dict(hit: Any) -> dict[str, Any]:
+def _hit_dict(hit: Any, context: bool = False) -> dict[str, Any]:
     keys = (
         "id",
         "content",
@@ -118,7 +119,13 @@ def _hit_dict(hit: Any) -> dict[str, Any]:
         "duplicates",
         "truncated",
     )
-    return {k: getattr(hit, k) for k in keys}
+    out = {k: getattr(hit, k) for k in keys}
+    if context:  # --context N: the hit's neighbouring lines, each scored as a hit would be
+        out["context"] = [
+            {"id": c.id, "content": c.content, "score": c.score, "offset": c.offset, "truncated": c.truncated}
+            for c in hit.context
+        ]
+    return out
 
 
 def cmd_migrate(args: argparse.Namespace) -> dict[str, Any]:
@@ -168,8 +175,9 @@ def cmd_search(args: argparse.Namespace) -> Any:
             date_from=args.since,
             date_to=args.until,
             settings=settings,
+            context=args.context,
         )
-        return [_hit_dict(h) for h in hits]
+        return [_hit_dict(h, context=args.context > 0) for h in hits]
 
     if args.queries_file:
         path = Path(args.queries_file)
@@ -452,6 +460,10 @@ def _print_human(result: Any) -> None:
                 f"{i:2}. {row['score']:.3f}  [{row['source_type']} {row.get('source_file') or ''} {when}]".rstrip()
                 + f"\n    {row['content']}"
             )
+            for line in row.get("context", []):
+                print(
+                    f"      {'before' if line['offset'] < 0 else 'after '} {line['score']:.3f}  {line['content']}"
+                )
         if not result:
             print("no results")
         return
@@ -515,6 +527,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", type=date.fromisoformat, help="facts on or after YYYY-MM-DD")
     p.add_argument("--until", type=date.fromisoformat, help="facts on or before YYYY-MM-DD")
     p.add_argument("--no-embed", action="store_true", help="full-text only (no model load)")
+    p.add_argument(
+        "--context",
+        type=int,
+        default=0,
+        metavar="N",
+        help="up to N neighbouring lines each side of a hit (same log block or page section); JSON: context",
+    )
     p.set_defaults(func=cmd_search)
     command("status", "what the memory home holds").set_defaults(func=cmd_status)
     command(

@@ -81,6 +81,33 @@ def test_reindex_and_search_json(
     ]
 
 
+def test_search_context_json(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_facts(
+        settings,
+        DAY,
+        "Marco's sister is called Ana",
+        "Ana works as a paediatric nurse in Porto",
+        "Prefers metric units in all answers",
+    )
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat", hour=15, chat="beef0000")
+    home = str(settings.home)
+    run(capsys, "--home", home, "reindex")
+    code, out, _ = run(
+        capsys, "--home", home, "--json", "search", "Marco's sister", "--limit", "1", "--context", "1"
+    )
+    [hit] = json.loads(out)
+    assert code == 0 and hit["content"] == "Marco's sister is called Ana"
+    # The next line of the same block, scored; never a line of another block.
+    assert [(c["content"], c["offset"]) for c in hit["context"]] == [
+        ("Ana works as a paediatric nurse in Porto", 1)
+    ]
+    assert set(hit["context"][0]) == {"id", "content", "score", "offset", "truncated"}
+    code, out, _ = run(capsys, "--home", home, "search", "Marco's sister", "--limit", "1", "--context", "1")
+    assert code == 0 and "after " in out and "paediatric nurse" in out
+
+
 def test_dedup_report_json_shape(
     settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,15 +1,29 @@
 """Retrieval as a library call: hybrid (vector + full text) search with the lifecycle prior.
 
-``score = 0.7 * semantic + 0.3 * full_text + 0.2 * importance + 0.1 * recency`` (the assistant's
-weights), where semantic is ``1 - cosine distance``, full_text is the BM25 score divided by the
-best score of the query, and recency is ``1 / (1 + age in days)`` of the FACT (its log date or
-the page's ``updated``), not of the last reindex. Without an embedder it is full-text only.
+Every candidate is scored on both legs (docs/design.md §5.7)::
 
-What an assistant can rely on (docs/design.md §5):
+    score = 0.55 * semantic + 0.45 * full_text + 0.2 * importance
+          + 0.3 * [the fact's date falls in a window the question names]
+          + 0.2 * recency            (only when the question asks about the current state)
+
+``semantic`` is the cosine of the query and the row's stored vector, computed for every candidate
+whichever leg found it; ``full_text`` is the row's BM25 score for the query divided by the query's
+best, looked up for the rows the full-text leg did not return (0 only when the row shares no
+term with the query). The full-text leg has its own, deeper candidate depth. ``recency`` is
+``0.5 ** (age / 30 days)`` of the FACT (its log date or the page's ``updated``); on any other
+question it only breaks ties. Dates in the question ("on 12 May", "in March 2026", "last week")
+are windows (``query_dates.py``): rows dated in them are also fetched by date-filtered legs.
+Without an embedder it is full-text only. The weights are ``Ranking``'s defaults, tuned on
+``benchmarks/bench_retrieval.py``.
+
+What an assistant can rely on (docs/design.md §5.7):
 
 * near-duplicate hits (cosine >= 0.95 between returned rows) collapse into the best one, which
   carries how many it absorbed (``duplicates``), so a fact repeated on many days cannot fill the
   top k;
+* ``context=N`` brings each hit's neighbouring lines from the same log block (or page section,
+  or MEMORY.md zone), each scored like a hit: a neighbour that outscores a returned hit is
+  returned as a hit of its own, and no line is ever both a hit and context;
 * each content is cut to ``Settings.search_max_chars`` (``truncated: true`` when it was);
 * tombstoned content is filtered at query time, so forgetting is immediate, not up to the next
   reindex;
@@ -21,9 +35,9 @@ searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotate
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -33,21 +47,23 @@ import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.embedder import TextEmbedder
+from memory_assets.core.index.query_dates import (
+    DateWindow,
+    asks_current_state,
+    content_windows,
+    query_windows,
+)
 from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, quote
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.text import json_object
 from memory_assets.settings import Settings
 
-SEMANTIC_WEIGHT = 0.7
-FTS_WEIGHT = 0.3
-IMPORTANCE_WEIGHT = 0.2
-RECENCY_WEIGHT = 0.1
-CANDIDATE_FACTOR = 4
 DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
 DEFAULT_MAX_CHARS = 2000
 ANN_NPROBES = 20
 ANN_REFINE = 5
+CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-search")
 COLUMNS = [
@@ -60,12 +76,57 @@ COLUMNS = [
     "importance",
     "category",
     "metadata",
+    "chunk_index",
 ]
 LEGACY_COLUMNS = ["id", "content", "importance", "metadata", "created_at"]
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """The ranking's weights and candidate depths (docs/design.md §5.7). The defaults were tuned on
+    ``benchmarks/bench_retrieval.py``; pass another ``Ranking`` to ``search`` to compare."""
+
+    semantic: float = 0.55
+    full_text: float = 0.45
+    importance: float = 0.2
+    date: float = 0.3  # a row dated in a window the question names (or stating such a date)
+    recency: float = 0.2  # only for questions about the current state; a tie-break otherwise
+    recency_half_life_days: float = 30.0
+    hop: float = 0.1  # a candidate naming someone or something the best hits name and the question does not
+    hop_anchors: int = 2  # how many of the best hits the second hop reads names from
+    vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
+    text_factor: int = 10  # full-text leg: max(text_factor x limit, 50) rows
+    window_factor: int = 4  # each date-filtered leg: max(window_factor x limit, 20) rows
+
+    def vector_depth(self, limit: int) -> int:
+        return max(self.vector_factor * limit, 20)
+
+    def text_depth(self, limit: int) -> int:
+        return max(self.text_factor * limit, 50)
+
+    def window_depth(self, limit: int) -> int:
+        return max(self.window_factor * limit, 20)
+
+
+RANKING = Ranking()
+
+
 class EmptyIndexError(StoreError):
     """Nothing to search: the index was never built, or holds no rows."""
+
+
+@dataclass
+class ContextLine:
+    """A neighbouring line of a hit (same log block, page section or MEMORY.md zone), scored as a
+    hit would be. ``offset`` is its position relative to the hit (-1: the line before)."""
+
+    id: str
+    content: str
+    score: float
+    offset: int
+    semantic: float = 0.0
+    full_text: float = 0.0
+    truncated: bool = False
 
 
 @dataclass
@@ -83,6 +144,9 @@ class Hit:
     duplicates: int = 0  # near-duplicate rows collapsed into this hit
     truncated: bool = False  # content was cut to the setting's length
     zone: str | None = None  # MEMORY.md's "generated" or "manual" zone (core-file rows)
+    recency: float = 0.0  # 0.5 ** (age of the fact / half-life); 0 without a fact date
+    date_match: bool = False  # dated in (or stating a date in) a window the question names
+    context: list[ContextLine] = field(default_factory=list)  # only with search(context=N)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -126,14 +190,191 @@ def _filters(
     return " AND ".join(clauses) or None
 
 
-def _recency(fact_date: str | None, today: date) -> float:
+def _and(*clauses: str | None) -> str | None:
+    present = [c for c in clauses if c]
+    return " AND ".join(f"({c})" for c in present) or None
+
+
+def _window_clause(windows: Sequence[DateWindow]) -> str:
+    return " OR ".join(
+        f"(fact_date >= {quote(w.start.isoformat())} AND fact_date <= {quote(w.end.isoformat())})"
+        for w in windows
+    )
+
+
+def _fact_day(fact_date: str | None) -> date | None:
     if not fact_date:
-        return 0.0
+        return None
     try:
-        age = (today - date.fromisoformat(fact_date[:10])).days
+        return date.fromisoformat(fact_date[:10])
     except ValueError:
+        return None
+
+
+def _recency(fact_date: str | None, today: date, half_life_days: float) -> float:
+    day = _fact_day(fact_date)
+    if day is None:
         return 0.0
-    return 1.0 / (1.0 + max(age, 0))
+    return float(0.5 ** (max((today - day).days, 0) / half_life_days))
+
+
+def _in_windows(content: str, fact_date: str | None, windows: Sequence[DateWindow]) -> bool:
+    """Whether the row is dated in a window, or states a date that falls in one."""
+    day = _fact_day(fact_date)
+    if day is not None and any(w.contains(day) for w in windows):
+        return True
+    stated = content_windows(content, day or windows[0].start)
+    return any(s.start <= w.end and w.start <= s.end for s in stated for w in windows)
+
+
+@dataclass
+class _Scored:
+    """A candidate row with both legs' scores and its ranking score."""
+
+    row: dict[str, Any]
+    semantic: float
+    full_text: float
+    importance: float
+    recency: float
+    date_match: bool
+    score: float
+
+    @property
+    def id(self) -> str:
+        return self.row["id"]
+
+    def hit(self) -> Hit:
+        row = self.row
+        return Hit(
+            id=row["id"],
+            content=row["content"],
+            score=round(self.score, 6),
+            source_type=row.get("source_type") or LEGACY_SOURCE_TYPE,
+            source_file=row.get("source_file"),
+            source_date=row.get("source_date"),
+            importance=self.importance,
+            category=row.get("category"),
+            semantic=round(self.semantic, 6),
+            full_text=round(self.full_text, 6),
+            zone=json_object(row.get("metadata")).get("zone")
+            if row.get("source_type") == "core_file"
+            else None,
+            recency=round(self.recency, 6),
+            date_match=self.date_match,
+        )
+
+
+def _sort_key(s: _Scored) -> tuple[float, float, str]:
+    # Recency breaks ties only (it is in the score itself just for current-state questions).
+    return (-round(s.score, 6), -s.recency, s.id)
+
+
+class _Scorer:
+    """Scores rows of one query: both legs for every row, the date windows and the priors."""
+
+    def __init__(
+        self,
+        *,
+        table: Any,
+        text: str,
+        where: str | None,
+        query_vector: Any,
+        ranking: Ranking,
+        windows: list[DateWindow],
+        current: bool,
+        today: date,
+        legacy: bool,
+        tombs: Tombstones,
+        fts: bool,
+    ) -> None:
+        self.table, self.text, self.where, self.ranking = table, text, where, ranking
+        self.query = None if query_vector is None else np.asarray(query_vector, dtype=np.float32)
+        self.windows, self.current, self.today, self.legacy, self.tombs = (
+            windows,
+            current,
+            today,
+            legacy,
+            tombs,
+        )
+        self.fts = fts and bool(text)
+        self.bm25: dict[str, float] = {}
+        self.best = 0.0
+        self.text_complete = True  # the full-text leg returned every matching row (not cut at its depth)
+        self.leg_best: tuple[str, float] | None = None  # the full-text leg's best row and score
+        self.leg_last = 0.0  # ... and its last (lowest) score
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def bm25_of(self, clause: str) -> dict[str, float]:
+        """BM25 scores of the rows under ``clause`` that share a term with the query. LanceDB's
+        scores use the whole table's statistics under a filter, so they compare with the leg's."""
+        if not self.fts:
+            return {}
+        data = (
+            self.table.search(self.text, query_type="fts")
+            .where(_and(self.where, clause), prefilter=True)
+            .limit(None)
+            .select(["id", "_score"])
+            .to_arrow()
+        )
+        return dict(
+            zip(data.column("id").to_pylist(), map(float, data.column("_score").to_pylist()), strict=True)
+        )
+
+    def look_up_bm25(self, ids: Sequence[str]) -> None:
+        """The BM25 score of rows the full-text leg did not return. When the leg was not cut at its
+        depth, every row it missed shares no term with the query (0). Otherwise LanceDB scores them
+        under an id filter: exact for rows in the full-text index (its statistics are the whole
+        table's). Rows added since the last ``optimize`` are scored flat, over the filtered rows
+        only; the leg's best row, scored alongside, shows it and rescales them. Either way a row the
+        leg did not return scores at most the leg's last score, which bounds it."""
+        missing = [i for i in ids if i not in self.bm25]
+        if not self.fts or not missing:
+            return
+        if not self.text_complete and self.leg_best is not None:
+            best_id, best_score = self.leg_best
+            found = self.bm25_of(_id_clause([*missing, best_id]))
+            seen = found.pop(best_id, 0.0)
+            scale = best_score / seen if seen > 0 and abs(seen - best_score) > 1e-6 * best_score else 1.0
+            for row_id, value in found.items():
+                self.bm25[row_id] = min(value * scale, self.leg_last)
+        for row_id in missing:
+            self.bm25.setdefault(row_id, 0.0)
+
+    def score(self, rows: Sequence[dict[str, Any]]) -> list[_Scored]:
+        """Both legs and the priors for ``rows`` (tombstoned rows dropped); vectors in ``self.vectors``."""
+        kept = [
+            r
+            for r in rows
+            if not ((self.tombs.contents or self.tombs.claims) and self.tombs.hides(r["content"]))
+        ]
+        if not kept:
+            return []
+        self.look_up_bm25([r["id"] for r in kept])
+        if self.query is not None:
+            matrix = np.stack([self.vectors[r["id"]] for r in kept])
+            norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(self.query)) or 1.0)
+            cosines = (matrix @ self.query) / np.where(norms > 0, norms, 1.0)
+        else:
+            cosines = np.zeros(len(kept), dtype=np.float32)
+        r = self.ranking
+        out = []
+        for row, cosine in zip(kept, cosines, strict=True):
+            if self.legacy:
+                row = _legacy_row(row)
+            importance = float(row["importance"]) if row.get("importance") is not None else 0.5
+            semantic = float(cosine)
+            full_text = self.bm25.get(row["id"], 0.0) / self.best if self.best > 0 else 0.0
+            recency = _recency(row.get("fact_date"), self.today, r.recency_half_life_days)
+            in_window = bool(self.windows) and _in_windows(row["content"], row.get("fact_date"), self.windows)
+            score = (
+                r.semantic * semantic
+                + r.full_text * full_text
+                + r.importance * importance
+                + (r.date if in_window else 0.0)
+                + (r.recency * recency if self.current else 0.0)
+            )
+            out.append(_Scored(row, semantic, full_text, importance, recency, in_window, score))
+        return out
 
 
 def search(
@@ -149,13 +390,18 @@ def search(
     today: date | None = None,
     query_vector: Any = None,
     log_recall: bool = True,
+    context: int = 0,
+    ranking: Ranking | None = None,
 ) -> list[Hit]:
     """The ``limit`` best rows for ``query``. Pass ``query_vector`` to reuse an embedding.
 
     ``settings`` (the memory home's) supplies the tombstones filtered at query time, the recall
     log and the content cap; without it nothing is filtered or logged and contents are cut at
     2,000 characters. ``log_recall=False`` keeps a lookup out of the recall signal (the write
-    path's recall of known facts is not something the assistant handed out)."""
+    path's recall of known facts is not something the assistant handed out). ``today`` anchors
+    relative dates in the question ("last week") and the recency of facts (default: today, UTC).
+    ``context=N`` attaches up to N neighbouring lines on each side of every hit (``Hit.context``).
+    ``ranking`` replaces the tuned weights and depths (benchmarks compare rankings with it)."""
     facts = store.read_facts()
     if facts is None:
         raise EmptyIndexError(
@@ -169,9 +415,10 @@ def search(
     table, legacy = facts.table, facts.legacy
     if legacy and (source_types or date_from or date_to):
         store.require_current("filtering by source type or fact date")
+    ranking = ranking or RANKING
     today = today or datetime.now(UTC).date()
+    windows = query_windows(query, today)
     where = _filters(store, source_types, date_from, date_to, single_user=facts.single_user)
-    k = max(limit * CANDIDATE_FACTOR, 20)
     if query_vector is None and embedder is not None:
         query_vector = embedder.embed_query(query)
     if query_vector is not None:
@@ -179,83 +426,96 @@ def search(
     text = " ".join(_FTS_SAFE.sub(" ", query).split())
     columns = [*(LEGACY_COLUMNS if legacy else COLUMNS), "vector"]
     ann = facts.ann
+    text_depth = ranking.text_depth(limit)
 
-    def vector_rows() -> pa.Table:
-        q = table.search(query_vector).distance_type("cosine")
-        if where:
-            q = q.where(where, prefilter=True)
-        if ann:
-            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
-        return q.limit(k).select([*columns, "_distance"]).to_arrow()
+    def vector_rows(clause: str | None, k: int) -> Callable[[], pa.Table]:
+        def run() -> pa.Table:
+            q = table.search(query_vector).distance_type("cosine")
+            if clause:
+                q = q.where(clause, prefilter=True)
+            if ann:
+                q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
+            return q.limit(k).select([*columns, "_distance"]).to_arrow()
 
-    def text_rows() -> pa.Table:
-        q = table.search(text, query_type="fts")
-        if where:
-            q = q.where(where, prefilter=True)
-        return q.limit(k).select([*columns, "_score"]).to_arrow()
+        return run
 
-    # The two legs are independent LanceDB queries that run in Rust without the GIL: run them side by side.
-    vector_future = _POOL.submit(vector_rows) if query_vector is not None else None
-    fts = text_rows() if text and facts.fts else None
-    vec = vector_future.result() if vector_future is not None else None
+    def text_rows(clause: str | None, k: int) -> Callable[[], pa.Table]:
+        def run() -> pa.Table:
+            q = table.search(text, query_type="fts")
+            if clause:
+                q = q.where(clause, prefilter=True)
+            return q.limit(k).select([*columns, "_score"]).to_arrow()
 
-    found: dict[str, dict[str, Any]] = {}
-    vectors: dict[str, np.ndarray] = {}
-    semantic: dict[str, float] = {}
-    full_text: dict[str, float] = {}
-    for data, leg in ((vec, "vector"), (fts, "fts")):
-        if data is None or data.num_rows == 0:
-            continue
-        rows = data.drop_columns(["vector"]).to_pylist()
-        matrix = _matrix(data.column("vector"))
-        best = max(float(r["_score"]) for r in rows) if leg == "fts" else 0.0
-        for i, row in enumerate(rows):
-            row_id = row["id"]
-            found.setdefault(row_id, row)
-            vectors.setdefault(row_id, matrix[i])
-            if leg == "vector":
-                semantic[row_id] = 1.0 - float(row["_distance"])
-            else:
-                full_text[row_id] = float(row["_score"]) / best if best > 0 else 0.0
+        return run
 
+    # The legs are independent LanceDB queries that run in Rust without the GIL: the vector legs
+    # go to the pool while the full-text legs run here. A question that names dates adds a leg of
+    # each kind filtered to its windows, so a fact of that day is a candidate whatever its words.
+    use_text = bool(text) and facts.fts
+    window_where = _and(where, _window_clause(windows)) if windows and not legacy else None
     tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
+    scorer = _Scorer(
+        table=table,
+        text=text,
+        where=where,
+        query_vector=query_vector,
+        ranking=ranking,
+        windows=windows,
+        current=asks_current_state(query),
+        today=today,
+        legacy=legacy,
+        tombs=tombs,
+        fts=use_text,
+    )
+
+    def vector_leg(clause: str | None, k: int) -> pa.Table:
+        return vector_rows(clause, k)()
+
+    pending = []
+    if query_vector is not None:
+        pending.append(_POOL.submit(vector_leg, where, ranking.vector_depth(limit)))
+        if window_where:
+            pending.append(_POOL.submit(vector_leg, window_where, ranking.window_depth(limit)))
+    text_results = []
+    if use_text:
+        text_results.append(text_rows(where, text_depth)())
+        if window_where:
+            text_results.append(text_rows(window_where, ranking.window_depth(limit))())
+    vector_results = []
+    for future in pending:
+        vector_results.append(future.result())
+    if text_results:
+        leg = text_results[0]
+        scorer.text_complete = leg.num_rows < text_depth or facts.rows <= text_depth
+        if leg.num_rows:
+            scores = leg.column("_score").to_pylist()
+            scorer.leg_best = (leg.column("id")[0].as_py(), float(scores[0]))
+            scorer.leg_last = float(min(scores))
+    found: dict[str, dict[str, Any]] = {}
+    for data in [*text_results, *vector_results]:
+        _collect(data, found, scorer)
+    scorer.best = max(scorer.bm25.values(), default=0.0)
+    scored = sorted(scorer.score(list(found.values())), key=_sort_key)
+    if ranking.hop and len(scored) > ranking.hop_anchors:
+        scored = _second_hop(scored, query, ranking)
+    kept = _collapse(scored, scorer.vectors, limit)
+    if context > 0 and kept and not legacy:
+        kept, contexts = _with_context(kept, scorer, columns, context, limit)
+    else:
+        contexts = {}
     hits = []
-    for row_id, row in found.items():
-        if (tombs.contents or tombs.claims) and tombs.hides(row["content"]):
-            continue  # forgotten since the last reindex: never handed out
-        if legacy:
-            row = _legacy_row(row)
-        importance = float(row["importance"]) if row.get("importance") is not None else 0.5
-        sem, fts_score = semantic.get(row_id, 0.0), full_text.get(row_id, 0.0)
-        score = (
-            SEMANTIC_WEIGHT * sem
-            + FTS_WEIGHT * fts_score
-            + IMPORTANCE_WEIGHT * importance
-            + RECENCY_WEIGHT * _recency(row.get("fact_date"), today)
-        )
-        hits.append(
-            Hit(
-                id=row_id,
-                content=row["content"],
-                score=round(score, 6),
-                source_type=row.get("source_type") or LEGACY_SOURCE_TYPE,
-                source_file=row.get("source_file"),
-                source_date=row.get("source_date"),
-                importance=importance,
-                category=row.get("category"),
-                semantic=round(sem, 6),
-                full_text=round(fts_score, 6),
-                zone=json_object(row.get("metadata")).get("zone")
-                if row.get("source_type") == "core_file"
-                else None,
-            )
-        )
-    hits.sort(key=lambda h: (-h.score, h.id))
-    hits = collapse_duplicates(hits, vectors, limit)
+    for s, duplicates in kept:
+        hit = s.hit()
+        hit.duplicates = duplicates
+        hit.context = contexts.get(s.id, [])
+        hits.append(hit)
     max_chars = settings.search_max_chars if settings is not None else DEFAULT_MAX_CHARS
     for hit in hits:
         if len(hit.content) > max_chars:
             hit.content, hit.truncated = hit.content[:max_chars], True
+        for line in hit.context:
+            if len(line.content) > max_chars:
+                line.content, line.truncated = line.content[:max_chars], True
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         _POOL.submit(
             log_recalls,
@@ -266,28 +526,209 @@ def search(
     return hits
 
 
+def _collect(data: pa.Table, found: dict[str, dict[str, Any]], scorer: _Scorer) -> None:
+    """Rows of one leg into ``found`` (first seen wins), their vectors and BM25 scores into ``scorer``."""
+    if data.num_rows == 0:
+        return
+    rows = data.drop_columns(["vector"]).to_pylist()
+    matrix = _matrix(data.column("vector"))
+    for i, row in enumerate(rows):
+        row_id = row["id"]
+        found.setdefault(row_id, row)
+        scorer.vectors.setdefault(row_id, matrix[i])
+        if "_score" in row:
+            scorer.bm25[row_id] = float(row["_score"])
+
+
 def flush_recalls() -> None:
     """Wait until every recall logged so far is written (tests; a process about to exit)."""
     _POOL.submit(lambda: None).result()
 
 
-def collapse_duplicates(hits: list[Hit], vectors: dict[str, np.ndarray], limit: int) -> list[Hit]:
-    """Keep the best of each group of near-duplicates (cosine >= 0.95 to a kept hit), counting the
-    rest on it, until ``limit`` hits are kept. ``hits`` are best first; vectors are unit length."""
-    kept: list[Hit] = []
-    kept_vectors: list[np.ndarray] = []
-    for hit in hits:
-        vector = vectors[hit.id]
-        if kept_vectors:
-            similar = np.stack(kept_vectors) @ vector
+_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
+def _words(text: str) -> set[str]:
+    return {_POSSESSIVE.sub("", w).lower() for w in _WORD.findall(text)}
+
+
+def _second_hop(scored: list[_Scored], query: str, ranking: Ranking) -> list[_Scored]:
+    """Multi-hop questions ("what does Iris's sister do?"): the best hits name a bridge ("Iris's
+    sister is called Thandiwe") that the answer names in turn ("Thandiwe is a beekeeper"). The
+    capitalised words of the best ``hop_anchors`` hits that the question does not contain and that
+    few candidates share (names, not common words) lift the other candidates naming them by
+    ``hop``. Only candidates already found are lifted: no extra query."""
+    anchors = scored[: ranking.hop_anchors]
+    in_query = _words(query)
+    words = [_words(s.row["content"]) for s in scored]
+    frequency: dict[str, int] = {}
+    for found in words:
+        for word in found:
+            frequency[word] = frequency.get(word, 0) + 1
+    rare = max(3, len(scored) // 10)
+    bridges = {
+        _POSSESSIVE.sub("", w).lower()
+        for s in anchors
+        for w in _WORD.findall(s.row["content"])
+        if w[0].isupper()
+    }
+    bridges = {w for w in bridges if w not in in_query and len(w) > 2 and frequency.get(w, 0) <= rare}
+    if not bridges:
+        return scored
+    for s, found in zip(scored[ranking.hop_anchors :], words[ranking.hop_anchors :], strict=True):
+        if found & bridges:
+            s.score += ranking.hop
+    return sorted(scored, key=_sort_key)
+
+
+def _collapse(
+    scored: Sequence[_Scored], vectors: dict[str, np.ndarray], limit: int
+) -> list[tuple[_Scored, int]]:
+    """Keep the best of each group of near-duplicates (cosine >= 0.95 to a kept row), counting the
+    rest on it, until ``limit`` rows are kept. ``scored`` is best first."""
+    if not scored:
+        return []
+    matrix = _unit_rows(np.stack([vectors[s.id] for s in scored]))
+    kept_rows = np.empty((limit, matrix.shape[1]), dtype=matrix.dtype)
+    kept: list[int] = []
+    counts: list[int] = []
+    for i in range(len(scored)):
+        if kept:
+            similar = kept_rows[: len(kept)] @ matrix[i]
             j = int(np.argmax(similar))
             if similar[j] >= DUPLICATE_COSINE:
-                kept[j].duplicates += 1
+                counts[j] += 1
                 continue
         if len(kept) < limit:
-            kept.append(hit)
-            kept_vectors.append(vector)
-    return kept
+            kept_rows[len(kept)] = matrix[i]
+            kept.append(i)
+            counts.append(0)
+    return [(scored[i], n) for i, n in zip(kept, counts, strict=True)]
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
+
+
+def _id_clause(ids: Sequence[str]) -> str:
+    return "id IN (" + ", ".join(quote(i) for i in ids) + ")"
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+# -- context: a hit's neighbouring lines ------------------------------------------------------------
+
+
+def _unit_key(row: dict[str, Any]) -> tuple[object, ...]:
+    """The block a row belongs to: a log's conversation block (its ``## HH:MM — chat`` header), a
+    page's section (its heading), a core file's zone. Rows of one unit are ordered by chunk_index."""
+    meta = json_object(row.get("metadata"))
+    kind = row.get("source_type")
+    if kind == "archive_log":
+        part: tuple[object, ...] = (meta.get("time"), meta.get("chat"))
+    elif kind == "notebook":
+        part = (meta.get("section"),)
+    else:
+        part = (meta.get("zone"),)
+    return (kind, row.get("source_file"), *part)
+
+
+def _with_context(
+    kept: list[tuple[_Scored, int]], scorer: _Scorer, columns: list[str], context: int, limit: int
+) -> tuple[list[tuple[_Scored, int]], dict[str, list[ContextLine]]]:
+    """Fetch the hits' neighbours (one query), score them as hits, let a neighbour that outscores a
+    returned hit take its place, then attach each final hit's remaining neighbours as context."""
+    span = 2 * context + 2  # lines either side: a promoted neighbour's own neighbours are in reach
+    ranges: dict[tuple[str, str], tuple[int, int]] = {}
+    for s, _ in kept:
+        row = s.row
+        index = row.get("chunk_index")
+        if index is None or row.get("source_file") is None or row.get("source_type") is None:
+            continue
+        key = (row["source_type"], row["source_file"])
+        low, high = ranges.get(key, (index, index))
+        ranges[key] = (min(low, index), max(high, index))
+    if not ranges:
+        return kept, {}
+    near = " OR ".join(
+        f"(source_type = {quote(t)} AND source_file = {quote(f)} AND chunk_index >= {low - span} "
+        f"AND chunk_index <= {high + span})"
+        for (t, f), (low, high) in ranges.items()
+    )
+    data = scorer.table.search().where(_and(scorer.where, near)).select(columns).limit(None).to_arrow()
+    known = {s.id: s for s, _ in kept}
+    fresh: list[dict[str, Any]] = []
+    if data.num_rows:
+        rows = data.drop_columns(["vector"]).to_pylist()
+        matrix = _matrix(data.column("vector"))
+        for i, row in enumerate(rows):
+            if row["id"] not in known:
+                scorer.vectors.setdefault(row["id"], matrix[i])
+                fresh.append(row)
+    neighbours = {s.id: s for s in scorer.score(fresh)}
+    by_unit: dict[tuple[object, ...], list[_Scored]] = {}
+    for s in [*known.values(), *neighbours.values()]:
+        by_unit.setdefault(_unit_key(s.row), []).append(s)
+    for members in by_unit.values():
+        members.sort(key=lambda s: (s.row.get("chunk_index") or 0, s.id))
+    position = {s.id: (key, i) for key, members in by_unit.items() for i, s in enumerate(members)}
+
+    def around(s: _Scored) -> list[tuple[int, _Scored]]:
+        key, i = position[s.id]
+        members = by_unit[key]
+        return [
+            (j - i, members[j])
+            for j in range(max(0, i - context), min(len(members), i + context + 1))
+            if j != i
+        ]
+
+    # A neighbour stands on its own when it outscores a returned hit (never as a near-duplicate).
+    pool: dict[str, _Scored] = dict(known)
+    for s, _ in kept:
+        for _, n in around(s):
+            if n.id not in pool:
+                pool[n.id] = n
+    counts = {s.id: duplicates for s, duplicates in kept}
+    final: list[tuple[_Scored, int]] = []
+    final_vectors: list[np.ndarray] = []
+    for s in sorted(pool.values(), key=_sort_key):
+        if len(final) == limit:
+            break
+        vector = _unit(scorer.vectors[s.id])
+        if (
+            s.id not in counts
+            and final_vectors
+            and float(np.max(np.stack(final_vectors) @ vector)) >= DUPLICATE_COSINE
+        ):
+            continue
+        final.append((s, counts.get(s.id, 0)))
+        final_vectors.append(vector)
+    # Context: each final hit's neighbours, never a hit, never a line already shown with a better hit.
+    shown = {s.id for s, _ in final}
+    contexts: dict[str, list[ContextLine]] = {}
+    for s, _ in final:
+        lines = []
+        for offset, n in around(s):
+            if n.id in shown:
+                continue
+            shown.add(n.id)
+            lines.append(
+                ContextLine(
+                    id=n.id,
+                    content=n.row["content"],
+                    score=round(n.score, 6),
+                    offset=offset,
+                    semantic=round(n.semantic, 6),
+                    full_text=round(n.full_text, 6),
+                )
+            )
+        contexts[s.id] = lines
+    return final, contexts
 
 
 def _matrix(column: pa.ChunkedArray) -> np.ndarray:

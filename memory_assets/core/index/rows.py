@@ -15,7 +15,13 @@ from functools import cached_property
 from pathlib import Path
 
 from memory_assets.core.capture.daily_log import read_daily_log
-from memory_assets.core.knowledge.chunking import chunk_claims, chunk_paragraphs, parse_page, split_memory_md
+from memory_assets.core.knowledge.chunking import (
+    chunk_claims,
+    chunk_paragraphs,
+    chunk_sections,
+    parse_page,
+    split_memory_md,
+)
 from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.text import normalise, sha256_text, stable_id
@@ -220,7 +226,12 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
     extra: dict[str, object] = {"label": "notebook", "category": category, "tags": ["notebook", rel]}
     # A personal page holds one claim a bullet (the dream's format): one row a claim.
     split = chunk_claims if rel.startswith(PERSONAL_DIR) else chunk_paragraphs
-    chunks = [(c, page.lifecycle, extra) for c in split(page.body)]
+    texts = split(page.body)
+    # Each chunk's section (its heading), so a search's context stays within the section.
+    chunks = [
+        (c, page.lifecycle, {**extra, "section": section})
+        for c, section in zip(texts, chunk_sections(page.body, texts), strict=True)
+    ]
     fact_date = page.updated.isoformat() if page.updated else _mtime_date(path)
     _chunk_rows(plan, chunks, category, fact_date, tombstones, today)
     return plan

@@ -80,6 +80,36 @@ def chunk_claims(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
     return [c for c in chunks if c]
 
 
+HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")
+
+
+def chunk_sections(text: str, chunks: list[str]) -> list[str | None]:
+    """The heading each chunk of ``text`` falls under (the chunk's own first line when that is a
+    heading; None before the first heading). ``chunks`` are in order, as the chunkers return them:
+    what a search's context calls "the same page section"."""
+    lines = text.splitlines()
+    under: list[str | None] = []
+    heading: str | None = None
+    for line in lines:
+        m = HEADING_RE.match(line)
+        if m:
+            heading = m.group(1) or None
+        under.append(heading)
+    out: list[str | None] = []
+    pos = 0
+    for chunk in chunks:
+        first = chunk.strip().splitlines()[0].strip() if chunk.strip() else ""
+        j = pos
+        while j < len(lines) and lines[j].strip() != first:
+            j += 1
+        if j == len(lines):  # not found where expected: the section so far
+            out.append(under[pos - 1] if pos else None)
+            continue
+        out.append(under[j])
+        pos = j + 1
+    return out
+
+
 @dataclass
 class Page:
     """A vault page: its frontmatter, body and lifecycle."""
