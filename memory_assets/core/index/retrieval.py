@@ -35,8 +35,9 @@ searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotate
 """
 
 import re
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -66,6 +67,8 @@ ANN_REFINE = 5
 CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-search")
+_RECALLS: list[Future[None]] = []  # recall-log writes not yet known to be done (flush_recalls waits)
+_RECALLS_LOCK = threading.Lock()
 COLUMNS = [
     "id",
     "content",
@@ -86,16 +89,16 @@ class Ranking:
     """The ranking's weights and candidate depths (docs/design.md §5.7). The defaults were tuned on
     ``benchmarks/bench_retrieval.py``; pass another ``Ranking`` to ``search`` to compare."""
 
-    semantic: float = 0.55
-    full_text: float = 0.45
-    importance: float = 0.2
-    date: float = 0.3  # a row dated in a window the question names (or stating such a date)
-    recency: float = 0.2  # only for questions about the current state; a tie-break otherwise
+    semantic: float = 1.0
+    full_text: float = 0.03
+    importance: float = 0.3
+    date: float = 0.4  # a row dated in a window the question names (or stating such a date)
+    recency: float = 0.15  # only for questions about the current state; a tie-break otherwise
     recency_half_life_days: float = 30.0
-    hop: float = 0.1  # a candidate naming someone or something the best hits name and the question does not
-    hop_anchors: int = 2  # how many of the best hits the second hop reads names from
+    hop: float = 0.3  # a candidate naming someone or something the best hit names and the question does not
+    hop_anchors: int = 1  # how many of the best hits the second hop reads names from
     vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
-    text_factor: int = 10  # full-text leg: max(text_factor x limit, 50) rows
+    text_factor: int = 5  # full-text leg: max(text_factor x limit, 50) rows
     window_factor: int = 4  # each date-filtered leg: max(window_factor x limit, 20) rows
 
     def vector_depth(self, limit: int) -> int:
@@ -496,8 +499,8 @@ def search(
         _collect(data, found, scorer)
     scorer.best = max(scorer.bm25.values(), default=0.0)
     scored = sorted(scorer.score(list(found.values())), key=_sort_key)
-    if ranking.hop and len(scored) > ranking.hop_anchors:
-        scored = _second_hop(scored, query, ranking)
+    if ranking.hop:
+        scored = _second_hop(scored, query, ranking, limit)
     kept = _collapse(scored, scorer.vectors, limit)
     if context > 0 and kept and not legacy:
         kept, contexts = _with_context(kept, scorer, columns, context, limit)
@@ -517,12 +520,14 @@ def search(
             if len(line.content) > max_chars:
                 line.content, line.truncated = line.content[:max_chars], True
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
-        _POOL.submit(
+        future = _POOL.submit(
             log_recalls,
             settings.recall_log_path,
             [(h.content, h.source_type) for h in hits],
             settings.recall_log_max_bytes,
         )
+        with _RECALLS_LOCK:
+            _RECALLS[:] = [f for f in _RECALLS if not f.done()] + [future]
     return hits
 
 
@@ -542,7 +547,10 @@ def _collect(data: pa.Table, found: dict[str, dict[str, Any]], scorer: _Scorer) 
 
 def flush_recalls() -> None:
     """Wait until every recall logged so far is written (tests; a process about to exit)."""
-    _POOL.submit(lambda: None).result()
+    with _RECALLS_LOCK:
+        pending = list(_RECALLS)
+    for future in pending:
+        future.exception()  # waits; a failed write is the best-effort signal's, not the caller's
 
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
@@ -553,33 +561,49 @@ def _words(text: str) -> set[str]:
     return {_POSSESSIVE.sub("", w).lower() for w in _WORD.findall(text)}
 
 
-def _second_hop(scored: list[_Scored], query: str, ranking: Ranking) -> list[_Scored]:
-    """Multi-hop questions ("what does Iris's sister do?"): the best hits name a bridge ("Iris's
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)]
+    return word
+
+
+def _second_hop(scored: list[_Scored], query: str, ranking: Ranking, limit: int) -> list[_Scored]:
+    """Multi-hop questions ("what does Iris's sister do?"): the best hit names a bridge ("Iris's
     sister is called Thandiwe") that the answer names in turn ("Thandiwe is a beekeeper"). The
-    capitalised words of the best ``hop_anchors`` hits that the question does not contain and that
-    few candidates share (names, not common words) lift the other candidates naming them by
-    ``hop``. Only candidates already found are lifted: no extra query."""
-    anchors = scored[: ranking.hop_anchors]
-    in_query = _words(query)
-    words = [_words(s.row["content"]) for s in scored]
-    frequency: dict[str, int] = {}
-    for found in words:
-        for word in found:
-            frequency[word] = frequency.get(word, 0) + 1
-    rare = max(3, len(scored) // 10)
-    bridges = {
-        _POSSESSIVE.sub("", w).lower()
-        for s in anchors
-        for w in _WORD.findall(s.row["content"])
-        if w[0].isupper()
-    }
-    bridges = {w for w in bridges if w not in in_query and len(w) > 2 and frequency.get(w, 0) <= rare}
-    if not bridges:
+    names in the best ``hop_anchors`` hits that the question does not hold lift the other
+    candidates naming them by ``hop``. A name is a capitalised word that few candidates share; a
+    capitalised first word also never appears in lower case among the candidates (a log line
+    starts with its verb: "Drinks", "Went"). Only candidates already found are lifted, and only
+    when there are more of them than places: no extra query."""
+    if len(scored) <= limit:
         return scored
-    for s, found in zip(scored[ranking.hop_anchors :], words[ranking.hop_anchors :], strict=True):
-        if found & bridges:
+    in_query = {_stem(w) for w in _words(query)}
+    names: dict[str, bool] = {}  # name -> seen as the first word
+    for s in scored[: ranking.hop_anchors]:
+        for i, m in enumerate(_WORD.finditer(s.row["content"])):
+            word = _POSSESSIVE.sub("", m.group(0))
+            if word[0].isupper() and len(word) > 2 and _stem(word.lower()) not in in_query:
+                names[word] = names.get(word, False) or i == 0
+    if not names:
+        return scored
+    rest = scored[ranking.hop_anchors :]
+    rare = max(3, len(scored) // 10)
+    bridges = []
+    for word, first in names.items():
+        pattern = re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE)
+        holders = [s for s in scored if pattern.search(s.row["content"])]
+        if len(holders) > rare:
+            continue  # a common word, not a name
+        if first and any(re.search(rf"\b{re.escape(word.lower())}\b", s.row["content"]) for s in scored):
+            continue  # a sentence's verb ("Drinks ..."): it appears in lower case too
+        bridges.append(pattern)
+    lifted = False
+    for s in rest:
+        if any(p.search(s.row["content"]) for p in bridges):
             s.score += ranking.hop
-    return sorted(scored, key=_sort_key)
+            lifted = True
+    return sorted(scored, key=_sort_key) if lifted else scored
 
 
 def _collapse(

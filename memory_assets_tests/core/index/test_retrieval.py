@@ -274,21 +274,23 @@ def test_a_leap_day_question_finds_the_leap_day(settings: Settings, indexer: Ind
 
 
 def test_recency_does_not_reorder_a_history_question(settings: Settings, indexer: Indexer) -> None:
-    write_facts(settings, date(2026, 3, 1), "Drinks green tea every morning")
-    write_facts(settings, date(2026, 11, 20), "Drinks black coffee every morning")
+    # The older fact is the closer match; the newer one is what holds now.
+    write_facts(settings, date(2026, 3, 1), "Drinks black coffee every morning")
+    write_facts(settings, date(2026, 11, 20), "Drinks green tea every morning")
     indexer.sweep()
     store, embedder = indexer.store, indexer.embedder
     history = "What does the user drink every morning?"
     soon = search(store, history, embedder=embedder, today=date(2026, 11, 21))
     later = search(store, history, embedder=embedder, today=date(2031, 1, 1))
-    # The newer fact is 1 day old in one search and years old in the other: nothing moves.
+    # The newer fact is 1 day old in one search and years old in the other: nothing moves, and
+    # the closer match stays first although it is eight months older.
     assert [(h.content, h.score) for h in soon] == [(h.content, h.score) for h in later]
-    assert soon[0].recency > later[0].recency
+    assert soon[0].content == "Drinks black coffee every morning" and soon[1].recency > soon[0].recency
     # A question about the current state does count recency: the newer fact wins.
     now = search(
         store, "What does the user drink every morning now?", embedder=embedder, today=date(2026, 11, 21)
     )
-    assert now[0].content == "Drinks black coffee every morning"
+    assert now[0].content == "Drinks green tea every morning"
     now_later = search(
         store, "What does the user drink every morning now?", embedder=embedder, today=date(2031, 1, 1)
     )
