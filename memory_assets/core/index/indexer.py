@@ -355,8 +355,18 @@ class Indexer:
         result.embedded = result.inserted = len(plan.rows)
         result.fallback = result.changed = True
 
+    def _ensure_table(self) -> None:
+        """Create the table, if it is missing, under the exclusive table lock: two per-file writers
+        (holding it shared) creating it at once raced, and a reader could see the table's directory
+        before its first version existed ("table not found")."""
+        if self.embedder is None or self.store.exists():
+            return
+        with self.table_lock():
+            self.store.table_for_write(self.embedder.model_name, self.embedder.dimension)
+
     def _reindex_locked(self, key: str) -> FileResult | None:
         """Plan ``key`` from fresh inputs and apply it, under its lock; record its digest."""
+        self._ensure_table()
         with self.table_lock(shared=True), self.key_lock(key):
             plan = self.plan_key(key, fresh=True)
             if plan is None:

@@ -140,7 +140,12 @@ class MemoryStore:
     def table(self) -> Any | None:
         """The table, or None when nothing has been indexed yet (reads never create or change it)."""
         if self._table is None and self.exists():
-            self._table = self.db.open_table(self.table_name)
+            try:
+                self._table = self.db.open_table(self.table_name)
+            except ValueError as exc:  # listed, but its first version is still being written
+                if "not found" not in str(exc):
+                    raise
+                return None
         elif self._table is not None:
             self._table.checkout_latest()
         return self._table

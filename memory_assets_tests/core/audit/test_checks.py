@@ -203,7 +203,8 @@ def test_cli_check_exits_0_when_healthy_and_1_naming_the_failing_day(
     home = str(settings.home)
     assert main(["--home", home, "check"]) == 0
     out = capsys.readouterr().out
-    assert out.count("passed") == 5 and "FAILED" not in out
+    assert out.count("passed") == 6 and "FAILED" not in out  # the five invariants and the legacy check
+    assert "passed  legacy_rows_recorded_nowhere_else: no legacy rows" in out
 
     indexer.store.table().delete("content = 'Keeps bees on the roof of the flat'")
     assert main(["--home", home, "check"]) == 1

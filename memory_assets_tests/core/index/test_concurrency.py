@@ -158,8 +158,14 @@ def test_racing_reindexes_and_an_appender_never_duplicate_rows(tmp_path: Path) -
             assert ids == expected_ids(settings)
             assert sum(r["repaired"] for r in runs) == 0, f"repetition {rep}: a reindex met duplicates"
             assert len(runs) >= 8  # every process reindexed while the appends ran, and once after
+    except BaseException:  # never mask the failure: workers waiting for their next "go" are killed
+        for proc in procs:
+            proc.kill()
+        raise
     finally:
         for proc in procs:
-            proc.wait(timeout=120) if proc.poll() is None else None
-            if proc.poll() is None:
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait()
