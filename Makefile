@@ -52,6 +52,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_sensor.py
 	$(BIN)/python benchmarks/bench_extraction.py
 	$(BIN)/python benchmarks/bench_write_path.py
+	$(BIN)/python benchmarks/bench_retrieval.py
 	$(BIN)/python benchmarks/bench_consolidation.py
 	$(BIN)/python benchmarks/bench_reconcile.py
 

@@ -1,8 +1,7 @@
 """THE BASELINE: ``search()`` exactly as it was at commit 6db5c15, before issue #11 (retrieval quality).
 
-Kept verbatim so that
-``bench_retrieval.py`` can run today's ranking and the new one side by side, on the same table, in
-one process. Not part of the package; nothing but the benchmark imports it.
+Kept verbatim so that ``bench_retrieval.py`` can run today's ranking and the new one side by side,
+on the same table, in one process. Not part of the package; nothing but the benchmark imports it.
 
 The baseline: a vector leg and a full-text leg of the same depth (max(4 x limit, 20)); a row found by
 one leg scores 0 on the other; score = 0.7 semantic + 0.3 full text + 0.2 importance + 0.1 recency

@@ -2,19 +2,20 @@
 
 Every candidate is scored on both legs (docs/design.md §5.7)::
 
-    score = 0.55 * semantic + 0.45 * full_text + 0.2 * importance
-          + 0.3 * [the fact's date falls in a window the question names]
-          + 0.2 * recency            (only when the question asks about the current state)
+    score = 1.0 * semantic + 0.03 * full_text + 0.3 * importance
+          + 0.6  [the fact is dated in, or states a date in, a window the question names]
+          + 0.3  [it names what the best hit names and the question does not: the second hop]
+          + 0.2 * recency           (only when the question asks about the current state)
 
 ``semantic`` is the cosine of the query and the row's stored vector, computed for every candidate
 whichever leg found it; ``full_text`` is the row's BM25 score for the query divided by the query's
-best, looked up for the rows the full-text leg did not return (0 only when the row shares no
-term with the query). The full-text leg has its own, deeper candidate depth. ``recency`` is
-``0.5 ** (age / 30 days)`` of the FACT (its log date or the page's ``updated``); on any other
-question it only breaks ties. Dates in the question ("on 12 May", "in March 2026", "last week")
-are windows (``query_dates.py``): rows dated in them are also fetched by date-filtered legs.
-Without an embedder it is full-text only. The weights are ``Ranking``'s defaults, tuned on
-``benchmarks/bench_retrieval.py``.
+best, looked up for the rows the full-text leg did not return (0 only when the row shares no term
+with the query). The full-text leg has its own candidate depth, max(5 x limit, 50); the vector
+leg's is max(4 x limit, 20). ``recency`` is ``0.5 ** (age / 90 days)`` of the FACT (its log date
+or the page's ``updated``); on any other question it only breaks ties. Dates in the question ("on
+12 May", "in March 2026", "last week") are windows (``query_dates.py``), and a leg of each kind
+filtered to them makes the facts of those days candidates. Without an embedder it is full-text
+only. The weights are ``Ranking``'s defaults, tuned on ``benchmarks/bench_retrieval.py``.
 
 What an assistant can rely on (docs/design.md §5.7):
 
@@ -92,9 +93,9 @@ class Ranking:
     semantic: float = 1.0
     full_text: float = 0.03
     importance: float = 0.3
-    date: float = 0.4  # a row dated in a window the question names (or stating such a date)
-    recency: float = 0.15  # only for questions about the current state; a tie-break otherwise
-    recency_half_life_days: float = 30.0
+    date: float = 0.6  # a row dated in a window the question names (or stating such a date)
+    recency: float = 0.2  # only for questions about the current state; a tie-break otherwise
+    recency_half_life_days: float = 90.0
     hop: float = 0.3  # a candidate naming someone or something the best hit names and the question does not
     hop_anchors: int = 1  # how many of the best hits the second hop reads names from
     vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
