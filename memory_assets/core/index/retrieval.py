@@ -15,7 +15,8 @@ leg's is max(4 x limit, 20). ``recency`` is ``0.5 ** (age / 90 days)`` of the FA
 or the page's ``updated``); on any other question it only breaks ties. Dates in the question ("on
 12 May", "in March 2026", "last week") are windows (``query_dates.py``), and a leg of each kind
 filtered to them makes the facts of those days candidates. Without an embedder it is full-text
-only. The weights are ``Ranking``'s defaults, tuned on ``benchmarks/bench_retrieval.py``.
+only, and full text takes the semantic weight too (1.03). The weights are ``Ranking``'s
+defaults, tuned on ``benchmarks/bench_retrieval.py``.
 
 What an assistant can rely on (docs/design.md §5.7):
 
@@ -361,6 +362,9 @@ class _Scorer:
         else:
             cosines = np.zeros(len(kept), dtype=np.float32)
         r = self.ranking
+        # Without a query vector, full text is the only relevance there is: it takes the semantic
+        # weight too, so the lifecycle prior never outranks the words of the query.
+        text_weight = r.full_text if self.query is not None else r.full_text + r.semantic
         out = []
         for row, cosine in zip(kept, cosines, strict=True):
             if self.legacy:
@@ -372,7 +376,7 @@ class _Scorer:
             in_window = bool(self.windows) and _in_windows(row["content"], row.get("fact_date"), self.windows)
             score = (
                 r.semantic * semantic
-                + r.full_text * full_text
+                + text_weight * full_text
                 + r.importance * importance
                 + (r.date if in_window else 0.0)
                 + (r.recency * recency if self.current else 0.0)

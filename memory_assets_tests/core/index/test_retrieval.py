@@ -61,6 +61,18 @@ def test_full_text_fallback_without_an_embedder(settings: Settings, indexer: Ind
     assert hits and "Hetzner" in hits[0].content and hits[0].semantic == 0.0 and hits[0].full_text == 1.0
 
 
+def test_without_an_embedder_the_words_outrank_the_lifecycle_prior(
+    settings: Settings, indexer: Indexer
+) -> None:
+    write_facts(settings, date(2026, 11, 20), "Deploys the side project on a Hetzner VPS with Docker Compose")
+    (settings.notebook_dir / "3_Personal" / "Hosting.md").write_text(
+        "---\nstatus: stable\nupdated: 2026-11-25\n---\n- Once looked at Hetzner prices. (confirmed 20x, last 2026-11-25)\n"
+    )
+    indexer.sweep()
+    hits = search(indexer.store, "Hetzner VPS Docker Compose", embedder=None)
+    assert hits[0].source_type == "archive_log" and hits[1].importance > hits[0].importance
+
+
 def test_the_read_path_never_writes_the_index_and_logs_recalls(settings: Settings, indexer: Indexer) -> None:
     build(settings, indexer)
     version = indexer.store.version()
