@@ -359,7 +359,7 @@ class Indexer:
         """Create the table, if it is missing, under the exclusive table lock: two per-file writers
         (holding it shared) creating it at once raced, and a reader could see the table's directory
         before its first version existed ("table not found")."""
-        if self.embedder is None or self.store.exists():
+        if self.embedder is None or self.store.opened() or self.store.exists():
             return
         with self.table_lock():
             self.store.table_for_write(self.embedder.model_name, self.embedder.dimension)
@@ -367,7 +367,7 @@ class Indexer:
     def _reindex_locked(self, key: str) -> FileResult | None:
         """Plan ``key`` from fresh inputs and apply it, under its lock; record its digest."""
         self._ensure_table()
-        with self.table_lock(shared=True), self.key_lock(key):
+        with self.table_lock(shared=True), self.key_lock(key), self.store.snapshot():
             plan = self.plan_key(key, fresh=True)
             if plan is None:
                 return None
@@ -388,9 +388,13 @@ class Indexer:
 
     def reindex_key(self, key: str) -> FileResult:
         """Reindex one file (``archive:2026-11-20.md``, ``notebook:3_Personal/Health.md``,
-        ``facts:MEMORY.md``): what a partition's materialisation and the write path run."""
-        self.migrate()
-        result = self._reindex_locked(key)
+        ``facts:MEMORY.md``): what a partition's materialisation and the write path run. An
+        assistant-era table is migrated first (found by the diff, which needs the new columns)."""
+        try:
+            result = self._reindex_locked(key)
+        except LegacyTableError:
+            self.migrate()
+            result = self._reindex_locked(key)
         if result is None:
             raise IndexerError(f"{key!r} is not a label:filename key of an indexed file")
         return result

@@ -14,17 +14,29 @@ Only the indexer writes through this class (invariant 2); retrieval only reads. 
 write: opening an assistant-era table (no first-class columns) leaves it exactly as it is. Reads
 that need the new columns raise ``LegacyTableError`` naming ``memory-assets migrate``; migrating is
 an explicit step the indexer owns (``reindex`` and ``migrate`` run it).
+
+A version of the table never changes (a LanceDB version is an immutable snapshot), so what is
+read from one version is cached against it: the schema, the read facts, a file's rows for the
+diff. Every call still opens the latest version first (``table()``); only the reading is saved.
+The store also keeps a short journal of its own commits (``apply_diff``): a commit that produced
+version N+1 from exactly version N is a known delta, so a cache taken at version N is brought
+forward through it instead of read again (``changes_since``). Any other change (another process
+or handle, an optimize, a full replace, a rebuild) breaks the chain and the cache is re-read.
 """
 
+import threading
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
@@ -39,6 +51,8 @@ ANN_ROW_THRESHOLD = 50_000
 MAX_FRAGMENTS = 64
 MAX_VERSIONS = 2000
 ANN_PARTITIONS = 64
+JOURNAL_COMMITS = 64  # own commits remembered for bringing caches forward
+JOURNAL_MAX_ROWS = 2000  # an add larger than this (a bulk fill) is not remembered: caches re-read
 LEGACY_SOURCE_TYPE = "legacy_direct"
 SCALAR_COLUMNS = (
     "content",
@@ -51,6 +65,7 @@ SCALAR_COLUMNS = (
     "fact_date",
     "metadata",
 )
+EXISTING_COLUMNS = ("id", *SCALAR_COLUMNS, "vector", "created_at")  # what the diff reads of a file
 
 
 class StoreError(RuntimeError):
@@ -105,6 +120,19 @@ class Existing:
     created_at: datetime | None
 
 
+@dataclass(frozen=True)
+class Commit:
+    """A commit of ``apply_diff`` that made version ``after`` = ``before`` + 1 from exactly version
+    ``before``: the table at ``after`` is the table at ``before`` without the rows whose id is in
+    ``deleted_ids`` (``deleted_rows`` rows), plus the rows of ``added`` exactly as written."""
+
+    before: int
+    after: int
+    deleted_ids: frozenset[str]
+    deleted_rows: int
+    added: pa.Table
+
+
 @dataclass
 class TableStats:
     rows: int
@@ -124,6 +152,11 @@ class MemoryStore:
         self._db: Any = None
         self._table: Any = None
         self._facts: dict[str, Any] = {}
+        self._version: int | None = None  # the handle's version, once read since it was last opened
+        self._schema: tuple[int, pa.Schema] | None = None
+        self._journal: deque[Commit] = deque(maxlen=JOURNAL_COMMITS)
+        self._existing: dict[tuple[str, str], tuple[int, pa.Table]] = {}
+        self._pin: tuple[int, int] | None = None  # (thread id, depth) of a ``snapshot``
 
     # -- opening ---------------------------------------------------------------------------------
     @property
@@ -138,22 +171,110 @@ class MemoryStore:
         return self.table_name in self.db.list_tables(limit=10_000).tables
 
     def table(self) -> Any | None:
-        """The table, or None when nothing has been indexed yet (reads never create or change it)."""
+        """The table at its latest version, or None when nothing has been indexed yet (reads never
+        create or change it). Inside ``snapshot()``, on the thread that took it: the version the
+        snapshot opened (moved forward by the commits made inside)."""
+        if self._pinned():
+            return self._table
         if self._table is None and self.exists():
             try:
-                self._table = self.db.open_table(self.table_name)
+                table = self.db.open_table(self.table_name)
             except ValueError as exc:  # listed, but its first version is still being written
                 if "not found" not in str(exc):
                     raise
                 return None
+            self._reset(table)
         elif self._table is not None:
             self._table.checkout_latest()
+            self._version = None
         return self._table
+
+    def opened(self) -> bool:
+        """Whether this store has the table open (so it existed when opened)."""
+        return self._table is not None
+
+    def _pinned(self) -> bool:
+        pin = self._pin
+        return pin is not None and pin[0] == threading.get_ident() and self._table is not None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any | None]:
+        """Open the latest version once and keep it for a multi-step operation on this thread (the
+        indexer's diff and apply of one file, under its lock) instead of re-opening the latest
+        version at every step. Other threads are unaffected; nested snapshots share the outer one."""
+        if self._pinned():
+            yield self._table
+            return
+        table = self.table()
+        if table is None:
+            yield None
+            return
+        self._pin = (threading.get_ident(), 1)
+        try:
+            yield table
+        finally:
+            self._pin = None
+
+    def _reset(self, table: Any) -> None:
+        """A new handle (opened, created, migrated, rebuilt): nothing cached carries over."""
+        self._table = table
+        self._version = None
+        self._schema = None
+        self._facts.clear()
+        self._journal.clear()
+        self._existing.clear()
+
+    def _current_version(self) -> int:
+        """The handle's version (read once after each opening; commits here set it)."""
+        if self._version is None:
+            self._version = int(self._table.version)
+        return self._version
+
+    def table_schema(self, table: Any | None = None) -> pa.Schema | None:
+        """The schema of ``table`` (default: the latest version), read once per version: adds and
+        deletes never change it, so it carries across this store's own commits."""
+        table = table if table is not None else self.table()
+        if table is None:
+            return None
+        if table is not self._table:
+            return table.schema
+        version = self._current_version()
+        cached = self._schema
+        if cached is None or (cached[0] != version and self._chain(cached[0], version) is None):
+            cached = (version, table.schema)
+        self._schema = (version, cached[1])
+        return cached[1]
+
+    def changes_since(self, version: int) -> list[Commit] | None:
+        """This store's own commits that lead from ``version`` to the latest version (``[]`` when
+        ``version`` is the latest), or None when anything else changed the table in between."""
+        if self.table() is None:
+            return None
+        return self._chain(version, self._current_version())
+
+    def still_at(self, version: int) -> bool:
+        """Whether the handle is at ``version`` now (asked of the handle, not remembered): after a
+        read that must be known to have read exactly that version."""
+        return self._table is not None and int(self._table.version) == version
+
+    def current_version(self) -> int | None:
+        """The latest version (or the snapshot's), None without a table."""
+        return None if self.table() is None else self._current_version()
+
+    def _chain(self, start: int, end: int) -> list[Commit] | None:
+        if start == end:
+            return []
+        chain, at = [], start
+        for commit in self._journal:
+            if commit.before == at:
+                chain.append(commit)
+                at = commit.after
+        return chain if at == end else None
 
     def is_legacy(self) -> bool:
         """True for an assistant-era table: no first-class columns until ``migrate()`` runs."""
-        table = self.table()
-        return table is not None and "source_type" not in table.schema.names
+        schema_ = self.table_schema()
+        return schema_ is not None and "source_type" not in schema_.names
 
     def require_current(self, what: str) -> None:
         """Raise a clear error when ``what`` needs the migrated schema and the table has not got it."""
@@ -166,20 +287,20 @@ class MemoryStore:
 
     @property
     def table_id(self) -> str | None:
-        table = self.table()
-        if table is None:
+        schema_ = self.table_schema()
+        if schema_ is None:
             return None
-        return (table.schema.metadata or {}).get(TABLE_ID_KEY, b"").decode() or None
+        return (schema_.metadata or {}).get(TABLE_ID_KEY, b"").decode() or None
 
     def vector_width(self) -> int | None:
-        table = self.table()
-        return None if table is None else table.schema.field("vector").type.list_size
+        schema_ = self.table_schema()
+        return None if schema_ is None else schema_.field("vector").type.list_size
 
     def model(self) -> str | None:
-        table = self.table()
-        if table is None:
+        schema_ = self.table_schema()
+        if schema_ is None:
             return None
-        return (table.schema.metadata or {}).get(MODEL_KEY, b"").decode() or None
+        return (schema_.metadata or {}).get(MODEL_KEY, b"").decode() or None
 
     def check_compatible(self, model: str, dim: int) -> None:
         width, stored = self.vector_width(), self.model()
@@ -212,7 +333,7 @@ class MemoryStore:
         )
         if not table.list_indices():
             _create_scalar_indexes(table, replace=False)
-        self._table = table
+        self._reset(table)
         return table
 
     def recreate(self, model: str, dim: int) -> None:
@@ -227,7 +348,7 @@ class MemoryStore:
                     "file and would be lost. Export them to the daily logs first (legacy export), then retry."
                 )
             self.db.drop_table(self.table_name)
-        self._table = None
+        self._reset(None)
         self._create(model, dim)
 
     def migrate(self) -> bool:
@@ -265,8 +386,9 @@ class MemoryStore:
                 columns[name] = pa.array(values, type=target.field(name).type)
         columns["fact_date"] = columns["source_date"]
         migrated = pa.table(columns, schema=target)
-        self._table = self.db.create_table(self.table_name, data=migrated, mode="overwrite")
+        self._reset(self.db.create_table(self.table_name, data=migrated, mode="overwrite"))
         _create_scalar_indexes(self._table, replace=True)
+        self._reset(self._table)  # the index builds made versions of their own
         return True
 
     # -- reading ---------------------------------------------------------------------------------
@@ -278,32 +400,58 @@ class MemoryStore:
 
     def existing(self, source_type: str, source_file: str) -> tuple[dict[str, Existing], dict[str, int]]:
         """The rows stored for one file, by id, and how many copies of each id there are when an id
-        is stored more than once (a table damaged by an earlier concurrent writer)."""
+        is stored more than once (a table damaged by an earlier concurrent writer).
+
+        Read from the latest version, except that when this store read the file's rows at an
+        earlier version and only its own commits came since (``changes_since``), those rows are
+        brought forward through the commits instead of queried again: the same rows."""
         table = self.table()
         if table is None:
             return {}, {}
         self.require_current("the indexer's diff")
-        data = (
-            table.search()
-            .where(self._source_where(source_type, source_file))
-            .select(["id", *SCALAR_COLUMNS, "vector", "created_at"])
-            .limit(None)
-            .to_arrow()
-        )
-        out: dict[str, Existing] = {}
-        copies: dict[str, int] = {}
-        cols = {name: data.column(name).to_pylist() for name in ("id", *SCALAR_COLUMNS, "created_at")}
-        vectors = data.column("vector").to_numpy(zero_copy_only=False) if data.num_rows else []
-        for i, row_id in enumerate(cols["id"]):
-            scalars = tuple(
-                round(cols[c][i], 6) if c == "importance" and cols[c][i] is not None else cols[c][i]
-                for c in SCALAR_COLUMNS
+        source = (source_type, source_file)
+        version = self._current_version()
+        data = self._existing_forward(source, version)
+        if data is None:
+            data = (
+                table.search()
+                .where(self._source_where(source_type, source_file))
+                .select(list(EXISTING_COLUMNS))
+                .limit(None)
+                .to_arrow()
             )
-            if row_id in out:
-                copies[row_id] = copies.get(row_id, 1) + 1
-                continue
-            out[row_id] = Existing(scalars, np.asarray(vectors[i], dtype=np.float32), cols["created_at"][i])
+        out, copies = _existing_rows(data)
+        if copies:  # a damaged file is always read afresh (which copy comes first is the table's)
+            self._existing.pop(source, None)
+        else:
+            self._existing[source] = (version, data)
         return out, copies
+
+    def _existing_forward(self, source: tuple[str, str], version: int) -> pa.Table | None:
+        """A file's rows read at an earlier version, brought to ``version`` through this store's own
+        commits; None when they were not read or anything else came between."""
+        cached = self._existing.get(source)
+        chain = None if cached is None else self._chain(cached[0], version)
+        if cached is None or chain is None:
+            return None
+        data = cached[1]
+        for commit in chain:
+            if commit.deleted_ids and data.num_rows:
+                gone = pc.is_in(data.column("id"), pa.array(sorted(commit.deleted_ids), pa.string()))
+                data = data.filter(pc.invert(gone))
+            added = commit.added
+            if added.num_rows:
+                mine = pc.and_(
+                    pc.and_(
+                        pc.equal(added.column("user_id"), self.user_id),
+                        pc.equal(added.column("source_type"), source[0]),
+                    ),
+                    pc.equal(added.column("source_file"), source[1]),
+                )
+                added = added.filter(mine).select(list(EXISTING_COLUMNS))
+                if added.num_rows:
+                    data = pa.concat_tables([data, added.cast(data.schema)])
+        return data
 
     def ids(self, source_type: str, source_file: str) -> set[str]:
         """The ids stored for one file (no vectors read): what the row checks compare."""
@@ -369,7 +517,7 @@ class MemoryStore:
         table = self.table()
         if table is None:
             return pa.table({c: pa.array([], pa.string()) for c in columns})
-        missing = [c for c in columns if c not in table.schema.names]
+        missing = [c for c in columns if c not in self.table_schema(table).names]
         if missing:
             self.require_current(f"reading column(s) {', '.join(missing)}")
         query = table.search().select(list(columns)).limit(None)
@@ -405,7 +553,8 @@ class MemoryStore:
         self, table: Any, rows: Sequence[IndexRow], vectors: np.ndarray, created: Sequence[datetime | None]
     ) -> pa.Table:
         now = datetime.now(UTC).replace(tzinfo=None)
-        dim = table.schema.field("vector").type.list_size
+        table_schema = self.table_schema(table)
+        dim = table_schema.field("vector").type.list_size
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
         return pa.table(
             {
@@ -427,7 +576,7 @@ class MemoryStore:
                 "category": [r.category for r in rows],
                 "fact_date": [r.fact_date for r in rows],
             },
-            schema=table.schema,
+            schema=table_schema,
         )
 
     def apply_diff(
@@ -446,23 +595,55 @@ class MemoryStore:
         commits = 0
         ids = sorted(set(delete_ids))
         if ids:
-            table.delete(f"id IN ({_in(ids)})")
+            before = self._before(table)
+            done = table.delete(f"id IN ({_in(ids)})")
+            self._journal_commit(before, done, frozenset(ids), None)
             commits += 1
             failpoint("index.deleted")
         if add_rows:
-            table.add(self._arrow(table, add_rows, add_vectors, created))
+            data = self._arrow(table, add_rows, add_vectors, created)
+            before = self._before(table)
+            done = table.add(data)
+            self._journal_commit(before, done, frozenset(), data)
             commits += 1
         return commits
+
+    def _before(self, table: Any) -> int | None:
+        """The version a commit on ``table`` is about to be made on, as this store knows it."""
+        return self._current_version() if table is self._table and table is not None else None
+
+    def _journal_commit(
+        self, before: int | None, done: object, ids: frozenset[str], data: pa.Table | None
+    ) -> None:
+        """Remember a commit when it made exactly the next version after ``before`` (so nothing else
+        came between): caches taken at ``before`` can then be brought forward through it."""
+        after = getattr(done, "version", None)
+        if before is None or not isinstance(after, int):
+            self._version = None  # unknown: read the handle's version again when next needed
+            return
+        self._version = after  # the handle moves to the version it committed
+        rows = data.num_rows if data is not None else 0
+        if after != before + 1 or rows > JOURNAL_MAX_ROWS:
+            return
+        deleted = getattr(done, "num_deleted_rows", None) if data is None else 0
+        if not isinstance(deleted, int):
+            return
+        added = data if data is not None else pa.table({})
+        self._journal.append(Commit(before, after, ids, deleted, added))
 
     def replace_source(
         self, table: Any, source_type: str, source_file: str, rows: Sequence[IndexRow], vectors: np.ndarray
     ) -> int:
-        """Full replace of one file's rows (the fallback when the diff query fails)."""
-        table.delete(self._source_where(source_type, source_file))
-        if rows:
-            table.add(self._arrow(table, rows, vectors, [None] * len(rows)))
-            return 2
-        return 1
+        """Full replace of one file's rows (the fallback when the diff query fails). Not journaled:
+        caches taken before it are read again."""
+        try:
+            table.delete(self._source_where(source_type, source_file))
+            if rows:
+                table.add(self._arrow(table, rows, vectors, [None] * len(rows)))
+                return 2
+            return 1
+        finally:
+            self._version = None
 
     def optimize(
         self, retention: timedelta = timedelta(days=1), ann_threshold: int = ANN_ROW_THRESHOLD
@@ -494,28 +675,47 @@ class MemoryStore:
                 "vector", config=IvfHnswSq(distance_type="cosine", num_partitions=ANN_PARTITIONS)
             )
             built = True
-        table.optimize(cleanup_older_than=retention)
+        try:
+            table.optimize(cleanup_older_than=retention)
+        finally:
+            self._version = None  # the index builds and the compaction made versions
         return {"ann_built": built}
 
     def read_facts(self) -> "ReadFacts | None":
         """What a read needs to know about the table (width, indexes, row count, whether one user
         owns every row), computed once per table version: reads are hot, facts change only with a
-        write. None when no table exists."""
+        write. Across this store's own commits (adds and deletes of its user's rows) they are
+        carried forward: the same indexes and schema, the row count moved by what was added and
+        deleted. None when no table exists."""
         table = self.table()
         if table is None:
             return None
+        version = self._current_version()
         cached = self._facts.get("read")
-        if cached is not None and cached.version == table.version:
-            return cached
+        if cached is not None and cached.table is table:
+            if cached.version == version:
+                return cached
+            chain = self._chain(cached.version, version)
+            if chain is not None:
+                added = [c.added for c in chain if c.added.num_rows]
+                facts = replace(
+                    cached,
+                    version=version,
+                    rows=cached.rows + sum(t.num_rows for t in added) - sum(c.deleted_rows for c in chain),
+                    single_user=cached.single_user
+                    and all(pc.all(pc.equal(t.column("user_id"), self.user_id)).as_py() for t in added),
+                )
+                self._facts["read"] = facts
+                return facts
         indexed = [tuple(i.columns) for i in table.list_indices()]
-        names = table.schema.names
+        table_schema = self.table_schema(table)
         facts = ReadFacts(
             table=table,
-            version=table.version,
+            version=version,
             rows=table.count_rows(),
-            width=table.schema.field("vector").type.list_size,
-            model=(table.schema.metadata or {}).get(MODEL_KEY, b"").decode() or None,
-            legacy="source_type" not in names,
+            width=table_schema.field("vector").type.list_size,
+            model=(table_schema.metadata or {}).get(MODEL_KEY, b"").decode() or None,
+            legacy="source_type" not in table_schema.names,
             ann=("vector",) in indexed,
             fts=("content",) in indexed,
             single_user=table.count_rows(f"user_id != {quote(self.user_id)} OR user_id IS NULL") == 0,
@@ -577,3 +777,22 @@ def _date_of(source_file: object) -> str | None:
     if isinstance(source_file, str) and len(source_file) == 13 and source_file.endswith(".md"):
         return source_file[:10]
     return None
+
+
+def _existing_rows(data: pa.Table) -> tuple[dict[str, Existing], dict[str, int]]:
+    """``existing``'s answer from a file's rows (columns ``EXISTING_COLUMNS``): by id, the first
+    copy of an id kept, and the number of copies of every id stored more than once."""
+    out: dict[str, Existing] = {}
+    copies: dict[str, int] = {}
+    cols = {name: data.column(name).to_pylist() for name in ("id", *SCALAR_COLUMNS, "created_at")}
+    vectors = data.column("vector").to_numpy(zero_copy_only=False) if data.num_rows else []
+    for i, row_id in enumerate(cols["id"]):
+        scalars = tuple(
+            round(cols[c][i], 6) if c == "importance" and cols[c][i] is not None else cols[c][i]
+            for c in SCALAR_COLUMNS
+        )
+        if row_id in out:
+            copies[row_id] = copies.get(row_id, 1) + 1
+            continue
+        out[row_id] = Existing(scalars, np.asarray(vectors[i], dtype=np.float32), cols["created_at"][i])
+    return out, copies

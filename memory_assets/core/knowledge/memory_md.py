@@ -360,15 +360,27 @@ def _day(value: object) -> date | None:
 
 
 def _read_facts(
-    store: "MemoryStore", tombstoned: frozenset[str] = frozenset(), candidates: int = DEFAULT_MAX_LINES
+    store: "MemoryStore",
+    tombstoned: frozenset[str] = frozenset(),
+    candidates: int = DEFAULT_MAX_LINES,
+    state_path: Path | None = None,
 ) -> list[Fact]:
     """Every fact row of the store's user (daily-log and legacy rows; not vault chunks, not core
-    files), read through ``scan`` (reads never write; an assistant-era table is read as it is)."""
+    files), read through ``scan`` (reads never write; an assistant-era table is read as it is).
+    On a current table, the ``candidates`` best rows are kept in ``state_path`` (when given) and
+    brought forward from there (``_best_candidates``)."""
+    with store.snapshot():  # one version for the whole read
+        return _read_facts_at(store, tombstoned, candidates, state_path)
+
+
+def _read_facts_at(
+    store: "MemoryStore", tombstoned: frozenset[str], candidates: int, state_path: Path | None
+) -> list[Fact]:
     from memory_assets.core.index.store import quote
 
-    user = f"user_id = {quote(store.user_id)}"
     facts: list[Fact] = []
     if store.is_legacy():
+        user = f"user_id = {quote(store.user_id)}"
         data = store.scan(["content", "importance", "metadata", "created_at"], where=user).to_pylist()
         for row in data:
             meta = json_object(row.get("metadata"))
@@ -377,51 +389,209 @@ def _read_facts(
             day = _day(meta.get("source_date")) or _day(row.get("created_at"))
             facts.append(_fact(row.get("content"), meta.get("category"), row.get("importance"), day))
     else:
-        kinds = ", ".join(quote(k) for k in _NOT_FACTS)
-        where = f"{user} AND (source_type IS NULL OR source_type NOT IN ({kinds}))"
-        columns = ["content", "importance", "category", "fact_date", "source_date", "created_at"]
-        # Daily-log rows all rank 0.5, so the best are the rarer rows ranked higher and then the
-        # recent 0.5 ones: every row outside that set ranks below every row in it. Read the set
-        # first (the fact_date index makes it cheap) and the whole table only when it holds too
-        # few; the result is the same either way.
-        today = datetime.now(UTC).date()
-        rows: list[dict[str, Any]] = []
-        for days in RECENT_WINDOWS:
-            cutoff = quote((today - timedelta(days=days)).isoformat())
-            recent = f"{where} AND (importance > 0.5 OR (importance = 0.5 AND fact_date >= {cutoff}))"
-            rows = _best_rows(store.scan(columns, where=recent), tombstoned, candidates)
-            if len(rows) >= candidates:
-                break
-        else:
-            rows = _best_rows(store.scan(columns, where=where), tombstoned, candidates)
-        for row in rows:
+        for row in _best_candidates(store, tombstoned, candidates, state_path):
             day = _day(row.get("fact_date")) or _day(row.get("source_date")) or _day(row.get("created_at"))
             facts.append(_fact(row.get("content"), row.get("category"), row.get("importance"), day))
     return [f for f in facts if f.content]
 
 
-def _best_rows(data: "pa.Table", tombstoned: frozenset[str], candidates: int) -> list[dict[str, Any]]:
-    """The ``candidates`` best distinct, untombstoned rows in ``rank_facts``'s order, picked in
-    polars so a refresh over 50k rows does not build 50k Python objects (it runs per turn)."""
+# -- the candidates: the best fact rows, kept between refreshes ---------------------------------------
+CANDIDATES_STATE = "memory_md_candidates.json"
+_CANDIDATES_FORMAT = 1  # bump when the ranking of candidates changes: older state is then re-read
+_COLUMNS = ["id", "content", "importance", "category", "fact_date", "source_date", "created_at"]
+
+
+def _fact_where(user_id: str) -> str:
+    from memory_assets.core.index.store import quote
+
+    kinds = ", ".join(quote(k) for k in _NOT_FACTS)
+    return f"user_id = {quote(user_id)} AND (source_type IS NULL OR source_type NOT IN ({kinds}))"
+
+
+def _fact_rows(added: "pa.Table", user_id: str) -> "pa.Table":
+    """The rows of ``added`` that ``_fact_where`` selects (the same test, in Arrow)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kinds = pa.array(list(_NOT_FACTS), pa.string())
+    source = added.column("source_type")
+    keep = pc.and_(
+        pc.equal(added.column("user_id"), user_id),
+        pc.or_(pc.is_null(source), pc.invert(pc.is_in(source, kinds))),
+    )
+    return added.filter(keep).select(_COLUMNS)
+
+
+def _recent_where(cutoff: date) -> str:
+    """Rows that rank above every row outside them whatever the table holds: importance above
+    0.5, or importance 0.5 (a missing one counts as 0.5) and a day (the fact's date, else the
+    source's, else the row's creation) on or after ``cutoff``. Every other row has importance
+    below 0.5, or 0.5 and an earlier day (or none), so it ranks below all of these."""
+    from memory_assets.core.index.store import quote
+
+    day = quote(cutoff.isoformat())
+    recent = (
+        f"(fact_date >= {day} OR (fact_date IS NULL AND (source_date >= {day} OR "
+        f"(source_date IS NULL AND created_at >= CAST({day} AS TIMESTAMP)))))"
+    )
+    return f"(importance > 0.5 OR ((importance = 0.5 OR importance IS NULL) AND {recent}))"
+
+
+def _scan_candidates(store: "MemoryStore", tombstoned: frozenset[str], candidates: int) -> "pa.Table":
+    """The ``candidates`` best fact rows, read from the table. Daily-log rows all rank 0.5, so the
+    best are the rarer rows ranked higher and then the recent 0.5 ones: read that set first (the
+    fact_date index makes it cheap) and the whole table only when it holds too few; the result is
+    the same either way (``_recent_where``)."""
+    where = _fact_where(store.user_id)
+    today = datetime.now(UTC).date()
+    for days in RECENT_WINDOWS:
+        recent = f"{where} AND {_recent_where(today - timedelta(days=days))}"
+        best = _best_rows(store.scan(_COLUMNS, where=recent), tombstoned, candidates)
+        if best.num_rows >= candidates:
+            return best
+    return _best_rows(store.scan(_COLUMNS, where=where), tombstoned, candidates)
+
+
+def _candidates_key(store: "MemoryStore", tombstoned: frozenset[str]) -> dict[str, Any]:
+    """What the kept candidates depend on besides the table's version."""
+    import hashlib
+
+    digest = hashlib.sha256("\n".join(sorted(tombstoned)).encode("utf-8", "replace")).hexdigest()
+    return {
+        "format": _CANDIDATES_FORMAT,
+        "uri": store.uri,
+        "table": store.table_name,
+        "table_id": store.table_id,
+        "user": store.user_id,
+        "tombstones": digest,
+    }
+
+
+def _load_candidates(path: Path, key: dict[str, Any]) -> "tuple[int, int, pa.Table] | None":
+    """(version, how many, rows) kept in ``path`` for ``key``; None if absent, unreadable or
+    another key's."""
+    import json
+
+    import pyarrow as pa
+
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        if state.get("key") != key:
+            return None
+        version, count, rows = int(state["version"]), int(state["candidates"]), state["rows"]
+        columns = {c: [r[c] for r in rows] for c in _COLUMNS}
+        return version, count, pa.table(columns, schema=_candidates_schema())
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, pa.ArrowException):
+        return None
+
+
+def _save_candidates(path: Path, key: dict[str, Any], version: int, count: int, rows: "pa.Table") -> None:
+    import json
+
+    state = {"key": key, "version": version, "candidates": count, "rows": _rows_json(rows)}
+    write_atomic(path, json.dumps(state, ensure_ascii=False, separators=(",", ":")))
+
+
+def _candidates_schema() -> "pa.Schema":
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("content", pa.string()),
+            ("importance", pa.float64()),
+            ("category", pa.string()),
+            ("fact_date", pa.string()),
+            ("source_date", pa.string()),
+            ("created_at", pa.timestamp("us")),
+        ]
+    )
+
+
+def _rows_json(rows: "pa.Table") -> list[dict[str, Any]]:
+    """Rows as JSON values that load back to the same Arrow values (timestamps as microseconds)."""
+    import pyarrow as pa
+
+    rows = rows.cast(_candidates_schema())
+    micros = rows.column("created_at").cast(pa.int64()).to_pylist()
+    out = rows.drop_columns(["created_at"]).to_pylist()
+    for row, value in zip(out, micros, strict=True):
+        row["created_at"] = value
+    return out
+
+
+def _best_candidates(
+    store: "MemoryStore", tombstoned: frozenset[str], candidates: int, state_path: Path | None
+) -> list[dict[str, Any]]:
+    """The ``candidates`` best fact rows (``_best_rows``'s order), as the whole table would give them.
+
+    The best rows of a version, with its number, are kept in ``state_path``. When only this
+    store's own commits came since (``MemoryStore.changes_since``), the kept rows are brought
+    forward instead of read: a commit's added rows join them and the best are picked again (the
+    best of the best plus the new are the best of all), and a commit that deletes no kept row
+    changes nothing (a deleted row outside the best cannot enter them). Anything else (another
+    writer's commit, an optimize, a deleted kept row, new tombstones, another table) reads the
+    table again. The result is the same rows the read would give."""
+    if state_path is None or not state_path.parent.is_dir():
+        with store.snapshot():
+            return _scan_candidates(store, tombstoned, candidates).to_pylist()
+    import pyarrow as pa
+
+    with file_lock(state_path), store.snapshot():
+        key = _candidates_key(store, tombstoned)
+        version = store.current_version()
+        kept = _load_candidates(state_path, key)
+        best = None
+        if kept is not None and version is not None and kept[1] >= candidates:
+            at, count, rows = kept
+            chain = store.changes_since(at)
+            if chain is not None:
+                ids = set(rows.column("id").to_pylist())
+                if not any(commit.deleted_ids & ids for commit in chain):
+                    added = [_fact_rows(c.added, store.user_id) for c in chain if c.added.num_rows]
+                    added = [a.cast(_candidates_schema()) for a in added if a.num_rows]
+                    best = _best_rows(pa.concat_tables([rows, *added]), tombstoned, count) if added else rows
+                    if at != version:
+                        _save_candidates(state_path, key, version, count, best)
+        if best is None:
+            count = max(candidates, kept[1] if kept is not None else 0)
+            best = _scan_candidates(store, tombstoned, count)
+            if version is not None and store.still_at(version):  # the scan read that version
+                _save_candidates(state_path, key, version, count, best)
+    return best.slice(0, candidates).to_pylist()
+
+
+def _best_rows(data: "pa.Table", tombstoned: frozenset[str], candidates: int) -> "pa.Table":
+    """The ``candidates`` best distinct, untombstoned rows in ``rank_facts``'s order (importance,
+    a missing one as 0.5; then the day; then the normalised text; the rest of the row breaks the
+    remaining ties, so the pick is deterministic), picked in polars so a refresh over 50k rows
+    does not build 50k Python objects. The rows come back as they were read."""
     import polars as pl
 
     frame = pl.from_arrow(data)
     if not isinstance(frame, pl.DataFrame) or frame.height == 0:
-        return []
+        return data.slice(0, 0)
     day = pl.coalesce(
         pl.col("fact_date").str.slice(0, 10),
         pl.col("source_date").str.slice(0, 10),
         pl.col("created_at").cast(pl.Date).cast(pl.Utf8),
     )
     norm = pl.col("content").fill_null("").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+    order = ["_importance", "_day", "_norm", "content", "category", "fact_date", "source_date", "created_at"]
+    if "id" in frame.columns:
+        order.append("id")
     best = (
-        frame.with_columns(norm.alias("_norm"), day.alias("_day"), pl.col("importance").fill_null(0.5))
+        frame.with_columns(
+            norm.alias("_norm"), day.alias("_day"), pl.col("importance").fill_null(0.5).alias("_importance")
+        )
         .filter((pl.col("_norm") != "") & ~pl.col("_norm").is_in(list(tombstoned)))
-        .sort(["importance", "_day", "_norm"], descending=[True, True, False], nulls_last=True)
+        .sort(
+            order, descending=[True, True] + [False] * (len(order) - 2), nulls_last=True, maintain_order=True
+        )
         .unique(subset="_norm", keep="first", maintain_order=True)
         .head(candidates)
     )
-    return best.drop("_norm", "_day").to_dicts()
+    return best.drop("_norm", "_day", "_importance").to_arrow().cast(data.schema)
 
 
 def _fact(content: object, category: object, importance: object, day: date | None) -> Fact:
@@ -513,7 +683,7 @@ def refresh_from_index(
             "stood_down",
             REFRESH_GENERATOR,
         )
-    if not store.exists():
+    if not store.opened() and not store.exists():
         return MemoryMdResult(
             False,
             f"no index yet at {store.uri}: nothing to list (run `memory-assets reindex`); "
@@ -523,7 +693,9 @@ def refresh_from_index(
             REFRESH_GENERATOR,
         )
     tombstoned = read_tombstones(settings.tombstones_path).contents
-    facts = _read_facts(store, tombstoned, candidates=max_lines)  # the zone lists fewer than this
+    facts = _read_facts(  # the zone lists fewer than max_lines facts
+        store, tombstoned, candidates=max_lines, state_path=settings.state_dir / CANDIDATES_STATE
+    )
     body, count = render_facts(rank_facts(facts, tombstoned), max_lines)
     written = write_generated_zone(target, body, generator=REFRESH_GENERATOR)
     return MemoryMdResult(

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.rows import ARCHIVE, IndexRow
 from memory_assets.core.index.store import MemoryStore, StoreError, quote
 from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
@@ -76,3 +77,107 @@ def test_rebuilding_for_a_new_model_refuses_to_drop_legacy_rows(settings: Settin
 
 def test_quote_escapes_single_quotes() -> None:
     assert quote("O'Brien.md") == "'O''Brien.md'"
+
+
+# -- caches brought forward through the store's own commits ---------------------------------------
+def _row(n: int, source_file: str, content: str | None = None, importance: float = 0.5) -> IndexRow:
+    day = source_file.removesuffix(".md")
+    return IndexRow(
+        id=f"row-{source_file}-{n}",
+        content=content or f"Fact number {n} of {source_file}",
+        source_type=ARCHIVE,
+        source_file=source_file,
+        chunk_index=n,
+        category="general",
+        importance=importance,
+        source_date=day,
+        fact_date=day,
+        metadata=json.dumps({"n": n}),
+    )
+
+
+def _vectors(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(n, 4)).astype(np.float32)
+
+
+def _same_existing(a: tuple[dict, dict], b: tuple[dict, dict]) -> None:
+    (rows_a, copies_a), (rows_b, copies_b) = a, b
+    assert copies_a == copies_b and set(rows_a) == set(rows_b)
+    for row_id, row in rows_a.items():
+        other = rows_b[row_id]
+        assert row.scalars == other.scalars and row.created_at == other.created_at, row_id
+        assert np.array_equal(row.vector, other.vector), row_id
+
+
+def test_a_files_rows_and_the_read_facts_carried_through_own_commits_equal_a_fresh_read(
+    settings: Settings,
+) -> None:
+    """The diff's rows of a file and the read facts, cached at one version and brought forward
+    through the store's own adds and deletes, are exactly what a fresh store reads; a commit made
+    by anyone else breaks the chain, and the next read goes to the table."""
+    rng = np.random.default_rng(7)
+    store = MemoryStore(settings.index_uri)
+    table = store.table_for_write("test-model", 4)
+    files = ["2026-11-01.md", "2026-11-02.md"]
+    store.apply_diff(table, [], [_row(n, f) for f in files for n in range(5)], _vectors(10, 1), [None] * 10)
+    store.existing(ARCHIVE, files[0])
+    store.read_facts()
+    scans = 0
+    original = store._existing_forward
+
+    def counting(source: tuple[str, str], version: int) -> object:
+        nonlocal scans
+        found = original(source, version)
+        scans += found is None
+        return found
+
+    store._existing_forward = counting  # type: ignore[method-assign]
+    next_n = 5
+    for step in range(12):
+        present = sorted(store.existing(ARCHIVE, files[0])[0])
+        gone = [i for i in present if rng.random() < 0.3]
+        changed = [i for i in present if i not in gone and rng.random() < 0.2]
+        adds = [_row(next_n + k, files[step % 2]) for k in range(int(rng.integers(0, 3)))]
+        next_n += len(adds)
+        kept = [_row(int(i.rsplit("-", 1)[1]), files[0], importance=0.6 + step / 100) for i in changed]
+        rows = adds + kept
+        store.apply_diff(store.table(), gone + changed, rows, _vectors(len(rows), step), [None] * len(rows))
+        fresh = MemoryStore(settings.index_uri)
+        for source in files:
+            _same_existing(store.existing(ARCHIVE, source), fresh.existing(ARCHIVE, source))
+        mine, theirs = store.read_facts(), fresh.read_facts()
+        assert (mine.version, mine.rows, mine.single_user, mine.fts) == (
+            theirs.version,
+            theirs.rows,
+            theirs.single_user,
+            theirs.fts,
+        )
+    assert scans == 1  # files[1]'s first read; files[0] was carried forward every time
+
+    version = store.current_version()
+    other = MemoryStore(settings.index_uri)  # another writer (another process, say)
+    other.apply_diff(other.table(), [], [_row(99, files[0])], _vectors(1, 99), [None])
+    assert store.changes_since(version) is None
+    _same_existing(
+        store.existing(ARCHIVE, files[0]), MemoryStore(settings.index_uri).existing(ARCHIVE, files[0])
+    )
+    assert scans == 2
+    assert "row-2026-11-01.md-99" in store.existing(ARCHIVE, files[0])[0]
+    assert store.read_facts().rows == MemoryStore(settings.index_uri).count()
+
+
+def test_a_snapshot_reads_one_version_and_its_own_commits_move_it(settings: Settings) -> None:
+    store = MemoryStore(settings.index_uri)
+    table = store.table_for_write("test-model", 4)
+    store.apply_diff(table, [], [_row(0, "2026-11-01.md")], _vectors(1, 0), [None])
+    other = MemoryStore(settings.index_uri)
+    with store.snapshot():
+        start = store.current_version()
+        other.apply_diff(other.table(), [], [_row(1, "2026-11-01.md")], _vectors(1, 1), [None])
+        assert store.current_version() == start and set(store.existing(ARCHIVE, "2026-11-01.md")[0]) == {
+            "row-2026-11-01.md-0"
+        }
+        store.apply_diff(store.table(), [], [_row(2, "2026-11-01.md")], _vectors(1, 2), [None])
+        assert store.current_version() == start + 2  # on top of the other writer's commit
+        assert store.changes_since(start) is None  # ... so not a delta of this store's alone
+    assert set(store.existing(ARCHIVE, "2026-11-01.md")[0]) == {f"row-2026-11-01.md-{n}" for n in range(3)}

@@ -2,17 +2,21 @@
 
 import json
 import os
+import random
 import subprocess
 import sys
 import time
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from memory_assets.cli import main
+from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.rows import CORE_FILE
+from memory_assets.core.index.rows import CORE_FILE, IndexRow
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.chunking import (
     GENERATED_CLOSE,
@@ -21,7 +25,14 @@ from memory_assets.core.knowledge.chunking import (
     split_memory_md,
 )
 from memory_assets.core.knowledge.memory_md import (
+    _COLUMNS,
+    CANDIDATES_STATE,
+    DEFAULT_MAX_LINES,
     Fact,
+    _best_rows,
+    _day,
+    _fact,
+    _fact_where,
     rank_facts,
     read_zones,
     refresh_from_index,
@@ -29,7 +40,11 @@ from memory_assets.core.knowledge.memory_md import (
     stamp_human_edit,
     write_generated_zone,
 )
-from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.knowledge.tombstones import append_tombstone, read_tombstones
+from memory_assets.core.text import normalise
+from memory_assets.core.write_path.extraction import Turn
+from memory_assets.core.write_path.process import process_turn
+from memory_assets.core.write_path.rules import RuleExtractor
 from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
@@ -376,3 +391,210 @@ def test_cli_memory_md_edit_and_show(
     assert code == 2 and "not a plain id" in err and settings.memory_md_path.read_bytes() == before
     with pytest.raises(SystemExit):  # --text or --file is required
         main(["--home", home, "memory-md", "edit"])
+
+
+# -- the kept candidates: the same bytes as reading the whole table ---------------------------------
+def full_scan_body(settings: Settings, max_lines: int) -> str:
+    """The zone body as the whole table gives it: a fresh store (no journal), no kept state, every
+    fact row read and the best picked."""
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    tombstoned = read_tombstones(settings.tombstones_path).contents
+    rows = _best_rows(store.scan(_COLUMNS, where=_fact_where(store.user_id)), tombstoned, max_lines)
+    facts = [
+        _fact(
+            r["content"],
+            r["category"],
+            r["importance"],
+            _day(r["fact_date"]) or _day(r["source_date"]) or _day(r["created_at"]),
+        )
+        for r in rows.to_pylist()
+    ]
+    return render_facts(rank_facts([f for f in facts if f.content], tombstoned), max_lines)[0]
+
+
+def test_the_kept_candidates_write_the_bytes_a_full_scan_writes(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Turns through the write path, each followed by a refresh: MEMORY.md is byte for byte what
+    reading the whole table writes, through a tombstone and a reindex by another writer. Only the
+    first refresh, the one after the tombstone and the one after the other writer read the table;
+    every other refresh brings the kept candidates forward through the turn's own commit."""
+    from memory_assets.core.knowledge import memory_md
+
+    scans: list[int] = []
+    real_scan = memory_md._scan_candidates
+    monkeypatch.setattr(memory_md, "_scan_candidates", lambda *a: scans.append(1) or real_scan(*a))
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    extractor = RuleExtractor()
+    write_facts(settings, DAY, "Lives in Lisbon and works remotely", category="personal")
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat", hour=10)
+    Indexer(settings, store=store, embedder=embedder).sweep()
+    expected = settings.home / "expected.md"
+    statements = [
+        "I moved to Berlin in 2024.",
+        "My sister Ana lives in Porto.",
+        "I prefer tea over coffee in the morning.",
+        "I want to run a marathon next year.",
+        "I work as a data engineer at a bank.",
+        "My daughter is called Mia.",
+        "I am allergic to peanuts.",
+        "I prefer tea over coffee in the morning.",
+        "I drive a blue Volvo.",
+        "I want to learn Portuguese.",
+    ]
+    at = datetime(2026, 11, 21, 9, tzinfo=UTC)
+    reads: list[int] = []
+    listed: dict[int, str] = {}
+    for n, text in enumerate(statements):
+        if n == 4:  # a tombstone: the kept candidates no longer apply
+            append_tombstone(settings.tombstones_path, "Keeps bees on the roof of the flat")
+        if n == 7:  # another writer (its own store) reindexes a day: this store's journal has a gap
+            write_facts(settings, DAY, "Has a cat called Miso", hour=11)
+            Indexer(settings, embedder=embedder).reindex_day(DAY)
+        before = len(scans)
+        process_turn(
+            Turn(text, chat_id="t", at=at + timedelta(hours=n)),
+            settings,
+            extractor=extractor,
+            store=store,
+            embedder=embedder,
+        )
+        for max_lines in (DEFAULT_MAX_LINES, 4):
+            result = refresh_from_index(settings, store, max_lines=max_lines)
+            assert "not refreshed" not in result.reason
+            write_generated_zone(expected, full_scan_body(settings, max_lines), generator="expected")
+            assert settings.memory_md_path.read_bytes() == expected.read_bytes(), (n, max_lines)
+            listed[max_lines] = settings.memory_md_path.read_text()
+        reads.append(len(scans) - before)
+    assert "Has a cat called Miso" in listed[DEFAULT_MAX_LINES] and "Volvo" in listed[DEFAULT_MAX_LINES]
+    assert "bees" not in listed[DEFAULT_MAX_LINES]
+    assert reads[0] == 1 and reads[4] == 1 and reads[7] == 1, reads  # the first, tombstone, other writer
+    assert sum(reads) == 3, reads  # every other turn brought the candidates forward
+
+
+def test_the_candidates_follow_adds_and_deletes_exactly(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Random adds and deletes (kept rows among them) of rows of every importance (some missing),
+    dated in and out of the recent windows (some only by their source date or creation), with
+    repeats differing in case and spacing, and tombstones: after each commit the kept candidates
+    equal the whole table's best, and so do the recent windows' reads."""
+    from memory_assets.core.knowledge import memory_md
+
+    rng = random.Random(3)
+    today = datetime.now(UTC).date()
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    scans: list[int] = []
+    real_scan = memory_md._scan_candidates
+    monkeypatch.setattr(
+        memory_md, "_scan_candidates", lambda s, *a: scans.append(s is store) or real_scan(s, *a)
+    )
+    table = store.table_for_write("test-model", 4)
+    state = settings.state_dir / CANDIDATES_STATE
+    words = ["tea", "coffee", "bees", "Lisbon", "Porto", "marathon", "Volvo", "piano"]
+
+    def row(n: int) -> tuple[IndexRow, datetime]:
+        day = (today - timedelta(days=rng.choice([0, 3, 20, 40, 200, 400, 900]))).isoformat()
+        text = f"Likes {rng.choice(words)} and {rng.choice(words)}"
+        text = rng.choice([text, text.upper(), text.replace(" ", "  "), f" {text.lower()} "])
+        fact_date = rng.choice([day, day, day, None])
+        source_date = rng.choice([day, None]) if fact_date is None else day
+        return IndexRow(
+            id=f"r{n}",
+            content=text,
+            source_type=rng.choice(["archive_log", "archive_log", "legacy_direct", "notebook"]),
+            source_file=f"{day}.md",
+            chunk_index=n,
+            category=rng.choice(["preference", "personal", "goal"]),
+            importance=rng.choice([0.3, 0.5, 0.5, 0.5, 0.7, 0.9]),
+            source_date=source_date,
+            fact_date=fact_date,
+            metadata="{}",
+        ), datetime.combine(today - timedelta(days=rng.choice([1, 50, 500])), datetime.min.time())
+
+    first = [row(n) for n in range(60)]
+    store.apply_diff(table, [], [r for r, _ in first], np.zeros((60, 4), np.float32), [c for _, c in first])
+    nulls = [row(100 + n) for n in range(8)]  # rows whose importance is missing (an old writer's)
+    missing = store._arrow(table, [r for r, _ in nulls], np.zeros((8, 4), np.float32), [c for _, c in nulls])
+    column = missing.schema.get_field_index("importance")
+    missing = missing.set_column(column, missing.schema.field(column), pa.nulls(8, pa.float64()))
+    store.table().add(missing)  # not through apply_diff: the first read scans
+    next_id = 60
+    tombstoned: frozenset[str] = frozenset()
+    expected_scans = 0
+    for step in range(30):
+        kept = {r["id"] for r in json.loads(state.read_text())["rows"]} if state.exists() else set()
+        ids = store.scan(["id"]).column("id").to_pylist()
+        gone = rng.sample(ids, 1) + ([rng.choice(sorted(kept))] if kept and step % 5 == 4 else [])
+        adds = [row(next_id + k) for k in range(rng.randint(0, 4))]
+        next_id += len(adds)
+        store.apply_diff(
+            store.table(),
+            gone,
+            [r for r, _ in adds],
+            np.zeros((len(adds), 4), np.float32),
+            [c for _, c in adds],
+        )
+        renewed = step % 8 == 7
+        if renewed:
+            tombstoned = frozenset(normalise(f"Likes {w} and {rng.choice(words)}") for w in words[:3])
+        # The table is read only without kept candidates, with new tombstones or when a kept row went.
+        expected_scans += step == 0 or renewed or bool(kept & set(gone))
+        for lines in (12, 5):
+            got = memory_md._read_facts(store, tombstoned, candidates=lines, state_path=state)
+            fresh = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+            whole = _best_rows(fresh.scan(_COLUMNS, where=_fact_where(fresh.user_id)), tombstoned, lines)
+            assert [(f.content, f.category, f.importance, f.day) for f in got] == [
+                (f.content, f.category, f.importance, f.day)
+                for f in memory_md._read_facts(fresh, tombstoned, lines)
+            ]
+            assert memory_md._scan_candidates(fresh, tombstoned, lines).to_pylist() == whole.to_pylist()
+            assert [
+                r["id"] for r in memory_md._best_candidates(store, tombstoned, lines, state)
+            ] == whole.column("id").to_pylist()
+        assert sum(scans) == expected_scans, step
+    assert expected_scans < 15  # most refreshes brought the candidates forward
+
+
+def test_the_recent_windows_pick_what_the_whole_table_picks(settings: Settings) -> None:
+    """Rows dated only by their source date or their creation, or without an importance, rank by
+    those: the first window's read must hold them when they outrank the window's dated rows."""
+    from memory_assets.core.knowledge import memory_md
+
+    today = datetime.now(UTC).date()
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    table = store.table_for_write("test-model", 4)
+
+    def row(
+        n: int, text: str, days: int | None, importance: float = 0.5, source: int | None = None
+    ) -> IndexRow:
+        day = None if days is None else (today - timedelta(days=days)).isoformat()
+        src = day if source is None else (today - timedelta(days=source)).isoformat()
+        return IndexRow(f"w{n}", text, "archive_log", "x.md", n, "general", importance, src, day, "{}")
+
+    rows = [row(0, "Old but important", 400, 0.9), row(1, "Older and important", 500, 0.8)]
+    rows += [row(10 + n, f"Dated fact {n}", 10 + n) for n in range(12)]  # the first window's dated rows
+    rows += [
+        row(2, "Dated by its source only", None, source=2),
+        row(3, "No importance recorded", 1),
+        row(5, "An old dated fact", 400),
+    ]
+    created = [None] * len(rows)
+    rows.append(
+        IndexRow(
+            "w4", "Dated by its creation only", "archive_log", "x.md", 4, "general", 0.5, None, None, "{}"
+        )
+    )
+    created.append(datetime.combine(today - timedelta(days=3), datetime.min.time()))
+    store.apply_diff(table, [], rows, np.zeros((len(rows), 4), np.float32), created)
+    table.update(where="id = 'w3'", values={"importance": None})
+    whole = _best_rows(store.scan(_COLUMNS, where=_fact_where(store.user_id)), frozenset(), 12)
+    picked = whole.column("content").to_pylist()
+    assert picked[:5] == [
+        "Old but important",
+        "Older and important",
+        "No importance recorded",
+        "Dated by its source only",
+        "Dated by its creation only",
+    ]
+    assert memory_md._scan_candidates(store, frozenset(), 12).to_pylist() == whole.to_pylist()
