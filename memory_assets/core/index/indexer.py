@@ -435,6 +435,8 @@ class Indexer:
         sweep = SweepResult(migrated=self.migrate())
         if full and self.embedder is not None and self.store.exists():
             try:
+                if self.store.table() is None:  # listed but unopenable: damaged (BrokenTableError)
+                    raise VectorWidthMismatch("the table cannot be opened")
                 self.store.check_compatible(self.embedder.model_name, self.embedder.dimension)
             except VectorWidthMismatch:
                 with self.table_lock():

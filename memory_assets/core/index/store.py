@@ -76,6 +76,10 @@ class VectorWidthMismatch(StoreError):
     """The table's vectors come from another model or width than the configured embedder."""
 
 
+class BrokenTableError(StoreError):
+    """The table's directory is there but no version of it can be opened."""
+
+
 class LegacyTableError(StoreError):
     """The table is still in the assistant's format; this operation needs it migrated first."""
 
@@ -314,8 +318,18 @@ class MemoryStore:
             )
 
     def table_for_write(self, model: str, dim: int) -> Any:
+        """The table to write to, created when missing. Every caller holds the indexer's table lock,
+        and tables are only created under it exclusively, so a table that is listed but cannot be
+        opened is not being created by someone else: it is damaged, and writing a fresh table over
+        it would silently drop every other file's rows."""
         table = self.table()
         if table is None:
+            if self.exists():
+                raise BrokenTableError(
+                    f"index table {self.table_name} at {self.uri} exists but cannot be opened (its version "
+                    "files are missing or damaged). The markdown is untouched: rebuild the index from it "
+                    "with `memory-assets reindex --full`."
+                )
             table = self._create(model, dim)
         self.require_current("writing the index")
         self.check_compatible(model, dim)

@@ -107,6 +107,10 @@ class TurnResult:
 def recall_known(settings: Settings, store: MemoryStore, text: str) -> tuple[list[Known], Recall]:
     """The known facts nearest ``text`` by full text (tombstones filtered, the recall log
     untouched), within ``settings.recall_timeout_s``; never raises."""
+    # The time limit is for the query, not the process's one-time import of LanceDB (about 2 s
+    # cold on these machines), which the reindex of this same turn needs anyway.
+    import lancedb  # noqa: F401
+
     start = time.perf_counter()
     query = text[:RECALL_QUERY_CHARS]
     future = _RECALL_POOL.submit(

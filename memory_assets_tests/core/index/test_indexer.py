@@ -1,5 +1,6 @@
 """The indexer against a real LanceDB with the real model."""
 
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 from memory_assets.core.index.embedder import Embedder, EmbedderError
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import ARCHIVE, CORE_FILE, NOTEBOOK
-from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch, quote
+from memory_assets.core.index.store import BrokenTableError, MemoryStore, VectorWidthMismatch, quote
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.settings import Settings
@@ -147,6 +148,20 @@ def test_vector_width_mismatch_names_the_fix(
         indexer.reindex_day(DAY)
     result = Indexer(settings, embedder=embedder).sweep(full=True)
     assert result.embedded == 1 and MemoryStore(settings.index_uri).vector_width() == 384
+
+
+def test_a_damaged_table_is_refused_not_overwritten_and_full_rebuilds_it(
+    settings: Settings, embedder: Embedder
+) -> None:
+    write_facts(settings, DAY, *FACTS[:2])
+    Indexer(settings, embedder=embedder).reindex_day(DAY)
+    shutil.rmtree(Path(settings.index_uri) / "archival_memories.lance" / "_versions")
+    write_facts(settings, DAY, FACTS[2], hour=10)
+    # Writing a fresh table over the damaged one would silently drop the other files' rows.
+    with pytest.raises(BrokenTableError, match=r"memory-assets reindex --full"):
+        Indexer(settings, embedder=embedder).reindex_day(DAY)
+    result = Indexer(settings, embedder=embedder).sweep(full=True)
+    assert result.embedded == 3 and contents(MemoryStore(settings.index_uri)) == sorted(FACTS[:3])
 
 
 def test_ids_are_deterministic_and_partitions_never_collide(settings: Settings, indexer: Indexer) -> None:
