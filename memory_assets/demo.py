@@ -397,6 +397,20 @@ def main() -> int:
         print(
             f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}{repeats}"
         )
+    # Dates in questions and context: the facts of the named day come first (date_match), each
+    # with its neighbouring lines from the same conversation block.
+    asked = today - timedelta(days=5)
+    query_day = f"what did I mention on {asked.day} {asked:%B}?"
+    print(f"search with --context 1: {query_day!r}")
+    for hit in search(
+        store, query_day, embedder=make_embedder(settings), settings=settings, limit=3, context=1
+    ):
+        print(
+            f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}{' date match' if hit.date_match else ''}] "
+            f"{hit.content[:80]}"
+        )
+        for line in hit.context:
+            print(f"           context {line.offset:+d}: {line.content[:80]}")
     if seeded:
         print(
             f"legacy rows (the assistant's, from before the markdown tier): {seed_legacy_rows(settings, today)} seeded"
