@@ -4,7 +4,9 @@
   returns (and the directory fsync'd when the append created the file), so an acknowledged write
   survives a crash of the process or the machine.
 * ``write_atomic``: temp file in the same directory, fsync, rename over the target, directory
-  fsync. A reader sees the old file or the new one, never a torn one.
+  fsync. A reader sees the old file or the new one, never a torn one. ``sync=False`` keeps the
+  rename but skips both fsyncs: for a cache that is checked on every read and re-derived when
+  it is missing, stale or unreadable, never for data.
 * ``file_lock(path)``: the writers' lock of one file. Every appender and every read-modify-write
   of that file takes it, in every process (CLI, library, Dagster runs, the assistant).
 * ``named_lock(name, shared=...)``: a lock on anything else (an index key, the index table).
@@ -27,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import IO
 
 LOCK_DIR_ENV = "MEMORY_LOCK_DIR"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -34,7 +37,19 @@ _held = threading.local()
 
 
 def lock_dir() -> Path:
-    """The one directory that holds every lock file (created on first use)."""
+    """The one directory that holds every lock file (created on first use). Worked out once per
+    environment (the variables it depends on); ``named_lock`` creates it again if it was removed."""
+    env = (os.environ.get(LOCK_DIR_ENV), os.environ.get("XDG_CACHE_HOME"), str(Path.home()))
+    found = _LOCK_DIRS.get(env)
+    if found is None:
+        found = _LOCK_DIRS[env] = _find_lock_dir()
+    return found
+
+
+_LOCK_DIRS: dict[tuple[str | None, str | None, str], Path] = {}
+
+
+def _find_lock_dir() -> Path:
     explicit = os.environ.get(LOCK_DIR_ENV)
     if explicit:
         path = Path(explicit).expanduser()
@@ -53,6 +68,14 @@ def _lock_path(name: str) -> Path:
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:20]
     readable = _SAFE.sub("_", name)[-60:].strip("_")
     return lock_dir() / f"{digest}-{readable}.lock"
+
+
+def _open_lock_file(path: Path) -> IO[str]:
+    try:
+        return open(path, "a")
+    except FileNotFoundError:  # the lock directory was removed since it was worked out
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "a")
 
 
 def _counts() -> dict[str, tuple[int, bool]]:
@@ -84,7 +107,7 @@ def named_lock(name: str, shared: bool = False, timeout: float | None = None) ->
         return
     path = _lock_path(name)
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
-    with open(path, "a") as fh:
+    with _open_lock_file(path) as fh:
         if timeout is None:
             fcntl.flock(fh, mode)
         else:
@@ -154,17 +177,19 @@ def append_durable(path: Path, text: str, *, header: str | None = None, sync: bo
             fsync_dir(path.parent)
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, *, sync: bool = True) -> None:
     """Replace ``path`` with ``data``: temp file, fsync, rename, directory fsync.
 
     The caller holds ``file_lock(path)`` when the new content was derived from the old
-    (read-modify-write); a plain replace needs no lock.
+    (read-modify-write); a plain replace needs no lock. ``sync=False``: no fsync (a cache; a
+    crash may leave the old file, the new one, or an empty or partial one, which its reader
+    must reject).
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    replace_durable(path, lambda tmp: tmp.write_bytes(payload))
+    replace_durable(path, lambda tmp: tmp.write_bytes(payload), sync=sync)
 
 
-def replace_durable(path: Path, write: Callable[[Path], object]) -> None:
+def replace_durable(path: Path, write: Callable[[Path], object], *, sync: bool = True) -> None:
     """Like ``write_atomic`` for writers that need a path (parquet): ``write(tmp_path)`` fills the temp
     file, which is then fsync'd and renamed over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,10 +197,12 @@ def replace_durable(path: Path, write: Callable[[Path], object]) -> None:
     os.close(fd)
     try:
         write(Path(tmp))
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        if sync:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
