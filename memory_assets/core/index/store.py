@@ -159,7 +159,7 @@ class MemoryStore:
         self._version: int | None = None  # the handle's version, once read since it was last opened
         self._schema: tuple[int, pa.Schema] | None = None
         self._journal: deque[Commit] = deque(maxlen=JOURNAL_COMMITS)
-        self._existing: dict[tuple[str, str], tuple[int, pa.Table]] = {}
+        self._existing: dict[tuple[str, str], tuple[int, dict[str, Existing]]] = {}
         self._pin: tuple[int, int] | None = None  # (thread id, depth) of a ``snapshot``
 
     # -- opening ---------------------------------------------------------------------------------
@@ -417,42 +417,47 @@ class MemoryStore:
         is stored more than once (a table damaged by an earlier concurrent writer).
 
         Read from the latest version, except that when this store read the file's rows at an
-        earlier version and only its own commits came since (``changes_since``), those rows are
-        brought forward through the commits instead of queried again: the same rows."""
+        earlier version and only its own commits came since (``changes_since``), those rows (as
+        parsed) are brought forward through the commits instead of queried again: the same rows,
+        in the same order."""
         table = self.table()
         if table is None:
             return {}, {}
         self.require_current("the indexer's diff")
         source = (source_type, source_file)
         version = self._current_version()
-        data = self._existing_forward(source, version)
-        if data is None:
-            data = (
-                table.search()
-                .where(self._source_where(source_type, source_file))
-                .select(list(EXISTING_COLUMNS))
-                .limit(None)
-                .to_arrow()
-            )
+        rows = self._existing_forward(source, version)
+        if rows is not None:
+            self._existing[source] = (version, rows)
+            return dict(rows), {}
+        data = (
+            table.search()
+            .where(self._source_where(source_type, source_file))
+            .select(list(EXISTING_COLUMNS))
+            .limit(None)
+            .to_arrow()
+        )
         out, copies = _existing_rows(data)
         if copies:  # a damaged file is always read afresh (which copy comes first is the table's)
             self._existing.pop(source, None)
         else:
-            self._existing[source] = (version, data)
-        return out, copies
+            self._existing[source] = (version, out)
+        return dict(out), copies
 
-    def _existing_forward(self, source: tuple[str, str], version: int) -> pa.Table | None:
+    def _existing_forward(self, source: tuple[str, str], version: int) -> dict[str, Existing] | None:
         """A file's rows read at an earlier version, brought to ``version`` through this store's own
-        commits; None when they were not read or anything else came between."""
+        commits (deleted ids dropped, the file's added rows appended); None when they were not
+        read, anything else came between, or an added id is already there (read it afresh)."""
         cached = self._existing.get(source)
         chain = None if cached is None else self._chain(cached[0], version)
         if cached is None or chain is None:
             return None
-        data = cached[1]
+        rows = cached[1]
+        if chain:
+            rows = dict(rows)
         for commit in chain:
-            if commit.deleted_ids and data.num_rows:
-                gone = pc.is_in(data.column("id"), pa.array(sorted(commit.deleted_ids), pa.string()))
-                data = data.filter(pc.invert(gone))
+            for row_id in commit.deleted_ids:
+                rows.pop(row_id, None)
             added = commit.added
             if added.num_rows:
                 mine = pc.and_(
@@ -464,8 +469,11 @@ class MemoryStore:
                 )
                 added = added.filter(mine).select(list(EXISTING_COLUMNS))
                 if added.num_rows:
-                    data = pa.concat_tables([data, added.cast(data.schema)])
-        return data
+                    new, copies = _existing_rows(added)
+                    if copies or any(row_id in rows for row_id in new):
+                        return None
+                    rows.update(new)
+        return rows
 
     def ids(self, source_type: str, source_file: str) -> set[str]:
         """The ids stored for one file (no vectors read): what the row checks compare."""
