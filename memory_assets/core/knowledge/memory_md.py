@@ -45,6 +45,7 @@ from memory_assets.core.knowledge.chunking import (
 from memory_assets.core.text import json_object, normalise
 
 if TYPE_CHECKING:
+    import polars as pl
     import pyarrow as pa
 
     from memory_assets.core.index.store import MemoryStore
@@ -469,27 +470,57 @@ def _candidates_key(store: "MemoryStore", tombstoned: frozenset[str]) -> dict[st
 
 def _load_candidates(path: Path, key: dict[str, Any]) -> "tuple[int, int, pa.Table] | None":
     """(version, how many, rows) kept in ``path`` for ``key``; None if absent, unreadable or
-    another key's."""
+    another key's. The file's bytes are read every time; when they are exactly the bytes this
+    process last wrote or parsed there, the parsed rows are reused instead of parsed again."""
     import json
 
     import pyarrow as pa
 
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-        if state.get("key") != key:
-            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    memo = _KEPT.get(str(path))
+    if memo is not None and memo[0] == raw:
+        _, kept_key, version, count, rows = memo
+        return (version, count, rows) if kept_key == key else None
+    try:
+        state = json.loads(raw.decode("utf-8"))
         version, count, rows = int(state["version"]), int(state["candidates"]), state["rows"]
         columns = {c: [r[c] for r in rows] for c in _COLUMNS}
-        return version, count, pa.table(columns, schema=_candidates_schema())
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, pa.ArrowException):
+        table = pa.table(columns, schema=_candidates_schema())
+        kept_key = state.get("key")
+    except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError, pa.ArrowException):
         return None
+    _remember(path, raw, kept_key, version, count, table)
+    return (version, count, table) if kept_key == key else None
 
 
 def _save_candidates(path: Path, key: dict[str, Any], version: int, count: int, rows: "pa.Table") -> None:
+    """Keep the candidates in ``path``: a cache, so written without fsync (a crash may leave an old,
+    empty or partial file, which ``_load_candidates`` rejects or finds at another version, and the
+    next refresh reads the table instead)."""
     import json
 
+    rows = rows.cast(_candidates_schema())
     state = {"key": key, "version": version, "candidates": count, "rows": _rows_json(rows)}
-    write_atomic(path, json.dumps(state, ensure_ascii=False, separators=(",", ":")))
+    raw = json.dumps(state, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    write_atomic(path, raw, sync=False)
+    _remember(path, raw, key, version, count, rows)
+
+
+# The candidates this process last wrote or parsed, by file: (the file's bytes, key, version, how
+# many, rows). Used only while the file holds exactly those bytes; read and written under the
+# file's lock.
+_KEPT: dict[str, tuple[bytes, Any, int, int, "pa.Table"]] = {}
+_KEPT_FILES = 8
+
+
+def _remember(path: Path, raw: bytes, key: Any, version: int, count: int, rows: "pa.Table") -> None:
+    _KEPT.pop(str(path), None)
+    while len(_KEPT) >= _KEPT_FILES:
+        _KEPT.pop(next(iter(_KEPT)))
+    _KEPT[str(path)] = (raw, key, version, count, rows)
 
 
 def _candidates_schema() -> "pa.Schema":
@@ -550,7 +581,7 @@ def _best_candidates(
                 if not any(commit.deleted_ids & ids for commit in chain):
                     added = [_fact_rows(c.added, store.user_id) for c in chain if c.added.num_rows]
                     added = [a.cast(_candidates_schema()) for a in added if a.num_rows]
-                    best = _best_rows(pa.concat_tables([rows, *added]), tombstoned, count) if added else rows
+                    best = _merge_best(pa.concat_tables([rows, *added]), tombstoned, count) if added else rows
                     if at != version:
                         _save_candidates(state_path, key, version, count, best)
         if best is None:
@@ -559,6 +590,21 @@ def _best_candidates(
             if version is not None and store.still_at(version):  # the scan read that version
                 _save_candidates(state_path, key, version, count, best)
     return best.slice(0, candidates).to_pylist()
+
+
+def _rank_columns() -> "list[pl.Expr]":
+    """The ranking's derived columns, as both pickers compute them: ``_norm`` (the folded text),
+    ``_day`` (the fact's date, else the source's, else the creation's) and ``_importance`` (a
+    missing one as 0.5)."""
+    import polars as pl
+
+    day = pl.coalesce(
+        pl.col("fact_date").str.slice(0, 10),
+        pl.col("source_date").str.slice(0, 10),
+        pl.col("created_at").cast(pl.Date).cast(pl.Utf8),
+    )
+    norm = pl.col("content").fill_null("").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+    return [norm.alias("_norm"), day.alias("_day"), pl.col("importance").fill_null(0.5).alias("_importance")]
 
 
 def _best_rows(data: "pa.Table", tombstoned: frozenset[str], candidates: int) -> "pa.Table":
@@ -571,19 +617,11 @@ def _best_rows(data: "pa.Table", tombstoned: frozenset[str], candidates: int) ->
     frame = pl.from_arrow(data)
     if not isinstance(frame, pl.DataFrame) or frame.height == 0:
         return data.slice(0, 0)
-    day = pl.coalesce(
-        pl.col("fact_date").str.slice(0, 10),
-        pl.col("source_date").str.slice(0, 10),
-        pl.col("created_at").cast(pl.Date).cast(pl.Utf8),
-    )
-    norm = pl.col("content").fill_null("").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
     order = ["_importance", "_day", "_norm", "content", "category", "fact_date", "source_date", "created_at"]
     if "id" in frame.columns:
         order.append("id")
     best = (
-        frame.with_columns(
-            norm.alias("_norm"), day.alias("_day"), pl.col("importance").fill_null(0.5).alias("_importance")
-        )
+        frame.with_columns(*_rank_columns())
         .filter((pl.col("_norm") != "") & ~pl.col("_norm").is_in(list(tombstoned)))
         .sort(
             order, descending=[True, True] + [False] * (len(order) - 2), nulls_last=True, maintain_order=True
@@ -592,6 +630,67 @@ def _best_rows(data: "pa.Table", tombstoned: frozenset[str], candidates: int) ->
         .head(candidates)
     )
     return best.drop("_norm", "_day", "_importance").to_arrow().cast(data.schema)
+
+
+_MERGE_MAX_ROWS = 2000
+
+
+def _merge_best(data: "pa.Table", tombstoned: frozenset[str], candidates: int) -> "pa.Table":
+    """``_best_rows`` for the kept candidates plus a turn's rows: the same rows, with the sort and
+    the pick done in plain Python when that is provably the same (``_best_rows_plain``)."""
+    plain = _best_rows_plain(data, tombstoned, candidates)
+    return plain if plain is not None else _best_rows(data, tombstoned, candidates)
+
+
+def _best_rows_plain(data: "pa.Table", tombstoned: frozenset[str], candidates: int) -> "pa.Table | None":
+    """``_best_rows``'s pick for a few rows, without its polars sort and unique (milliseconds per
+    call whatever the size): polars computes the derived columns with the same expressions
+    (``_rank_columns``), Python sorts (stable, nulls last, strings in code-point order, which
+    is polars' UTF-8 byte order) and keeps each text's first row. None, so polars decides, for
+    more than ``_MERGE_MAX_ROWS`` rows, a NaN or zero importance (float orders that could
+    differ), or columns of other types than the candidates'."""
+    import polars as pl
+    import pyarrow as pa
+
+    if data.num_rows > _MERGE_MAX_ROWS:
+        return None
+    schema_ = data.schema
+    names = ["content", "category", "fact_date", "source_date"] + (["id"] if "id" in schema_.names else [])
+    if not all(pa.types.is_string(schema_.field(n).type) for n in names):
+        return None
+    if not (
+        pa.types.is_timestamp(schema_.field("created_at").type)
+        and pa.types.is_floating(schema_.field("importance").type)
+    ):
+        return None
+    derived = pl.from_arrow(data.select(["content", "fact_date", "source_date", "created_at", "importance"]))
+    if not isinstance(derived, pl.DataFrame):
+        return None
+    derived = derived.select(_rank_columns())
+    norms, days, weights = (derived[c].to_list() for c in ("_norm", "_day", "_importance"))
+    if any(w != w or w == 0 for w in weights):
+        return None
+    cols = {n: data.column(n).to_pylist() for n in [*names, "created_at"]}
+    order = [i for i, norm in enumerate(norms) if norm != "" and norm not in tombstoned]
+    keys: list[tuple[list[Any], bool]] = [(weights, True), (days, True), (norms, False)]
+    keys += [(cols[n], False) for n in ("content", "category", "fact_date", "source_date", "created_at")]
+    if "id" in cols:
+        keys.append((cols["id"], False))
+    for values, descending in reversed(keys):  # stable sorts, last key first; nulls last either way
+        if descending:
+            order.sort(key=lambda i, v=values: (v[i] is not None, 0 if v[i] is None else v[i]), reverse=True)
+        else:
+            order.sort(key=lambda i, v=values: (v[i] is None, 0 if v[i] is None else v[i]))
+    seen: set[str] = set()
+    picked = []
+    for i in order:
+        if norms[i] in seen:
+            continue
+        seen.add(norms[i])
+        picked.append(i)
+        if len(picked) == candidates:
+            break
+    return data.take(pa.array(picked, pa.int64()))
 
 
 def _fact(content: object, category: object, importance: object, day: date | None) -> Fact:
@@ -649,10 +748,20 @@ def render_facts(ranked: Sequence[Fact], max_lines: int = DEFAULT_MAX_LINES) -> 
 
 
 def personal_pages(settings: "Settings") -> list[str]:
-    """The vault's ``3_Personal/`` pages (what the dream's promoter writes MEMORY.md from)."""
-    from memory_assets.core.knowledge.vault import list_pages
-
-    return [p for p in list_pages(settings.notebook_dir) if p.startswith(PERSONAL_DIR)]
+    """The vault's ``3_Personal/`` pages (what the dream's promoter writes MEMORY.md from): what
+    ``list_pages`` lists under that folder, found by walking that folder alone (its rules: no
+    hidden folder, and the navigation files it skips are the vault root's only)."""
+    folder = settings.notebook_dir / PERSONAL_DIR.rstrip("/")
+    if not folder.is_dir():
+        return []
+    pages = []
+    for path in folder.rglob("*.md"):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts[:-1]):
+            continue
+        if path.is_file():
+            pages.append(PERSONAL_DIR + rel.as_posix())
+    return sorted(pages)
 
 
 def refresh_from_index(

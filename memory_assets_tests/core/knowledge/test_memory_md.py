@@ -598,3 +598,183 @@ def test_the_recent_windows_pick_what_the_whole_table_picks(settings: Settings) 
         "Dated by its creation only",
     ]
     assert memory_md._scan_candidates(store, frozenset(), 12).to_pylist() == whole.to_pylist()
+
+
+# -- the plain-Python pick, the parsed candidates kept in memory, the unsynced cache file ------------
+def random_rows(rng: random.Random, n: int) -> pa.Table:
+    """Rows shaped like the candidates, built to collide: few texts differing in case and
+    whitespace (ASCII and Unicode, and \x1c that only Python calls whitespace), with accents,
+    ß and final sigmas, empty and missing contents, ties on importance and day, missing
+    importances, dates and creation times (before 1970 too)."""
+    from memory_assets.core.knowledge.memory_md import _candidates_schema
+
+    words = ["tea", "Tea", "TEA", "bees", "b-e-e-s", "Lisbon", "porto", "a.b", "z", "Z"]
+    words += ["Éclair", "éclair", "straße", "STRASSE", "ΣΟΦΟΣ", "σοφος", "İstanbul", "ǅ", "ﬁne"]
+    spaces = [" ", "  ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", " \r\n ", "\u00a0", "\u2003", "\u0085"]
+    days = ["2026-11-20", "2026-11-21", "2026-11-21T08:00", "2025-01-01", "2025-ü1-01x", "", None]
+    stamps = [None, datetime(2026, 11, 20, 7), datetime(2026, 11, 21, 23, 59), datetime(1969, 12, 31, 23)]
+
+    def text() -> str | None:
+        pick = rng.random()
+        if pick < 0.04:
+            return None
+        if pick < 0.08:
+            return rng.choice(["", " ", "\t\n", "\u2003"])
+        parts = [rng.choice(words) for _ in range(rng.randint(1, 3))]
+        out = rng.choice(["", *spaces])
+        for part in parts:
+            out += part + rng.choice(spaces)
+        return out if rng.random() < 0.5 else out.strip()
+
+    return pa.table(
+        {
+            "id": [rng.choice([f"r{k}", None]) if rng.random() < 0.05 else f"r{k}" for k in range(n)],
+            "content": [text() for _ in range(n)],
+            "importance": [rng.choice([None, 0.3, 0.5, 0.5, 0.7, 0.9, 1.0]) for _ in range(n)],
+            "category": [rng.choice(["general", "personal", "goal", "Ziel", None]) for _ in range(n)],
+            "fact_date": [rng.choice(days) for _ in range(n)],
+            "source_date": [rng.choice(days) for _ in range(n)],
+            "created_at": [rng.choice(stamps) for _ in range(n)],
+        },
+        schema=_candidates_schema(),
+    )
+
+
+def test_the_plain_pick_is_the_polars_pick() -> None:
+    """The merge's plain-Python pick returns exactly ``_best_rows``'s rows, in its order, on
+    random rows built to tie and collide; what it cannot prove the same goes to polars."""
+    from memory_assets.core.knowledge.memory_md import _best_rows_plain, _merge_best
+
+    rng = random.Random(11)
+    for trial in range(300):
+        data = random_rows(rng, rng.randint(0, 60))
+        if trial % 3 == 0:  # a creation time with a time zone
+            column = data.schema.get_field_index("created_at")
+            data = data.set_column(column, "created_at", data.column(column).cast(pa.timestamp("us", "UTC")))
+        norms = [normalise(t) for t in data.column("content").to_pylist() if t and rng.random() < 0.2]
+        tombstoned = frozenset(norms[:3])
+        for candidates in (1, 5, 50):
+            plain = _best_rows_plain(data, tombstoned, candidates)
+            assert plain is not None, trial
+            whole = _best_rows(data, tombstoned, candidates)
+            assert plain.schema == whole.schema and plain.to_pylist() == whole.to_pylist(), (
+                trial,
+                candidates,
+            )
+    base = random_rows(random.Random(6), 5)
+    weights = base.schema.get_field_index("importance")
+    for value in (float("nan"), 0.0):  # float orders left to polars
+        odd = base.set_column(weights, "importance", pa.array([value, 0.5, 0.5, 0.7, None], pa.float64()))
+        assert _best_rows_plain(odd, frozenset(), 3) is None
+        merged, whole = _merge_best(odd, frozenset(), 3), _best_rows(odd, frozenset(), 3)
+        assert merged.column("id").to_pylist() == whole.column("id").to_pylist()  # (NaN != NaN)
+
+
+def test_the_kept_candidates_parsed_in_memory_follow_another_process(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This process keeps the candidates it wrote parsed in memory, but only while the file holds
+    those exact bytes: after another process (a real one) tombstones a fact, reindexes and
+    refreshes, this process uses what that process wrote (no table read, since it is the latest
+    version) and writes the bytes a full scan writes. Parsed afresh, the file gives the same rows."""
+    from memory_assets.core.knowledge import memory_md
+
+    write_facts(settings, DAY, "Lives in Lisbon and works remotely", category="personal")
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat", hour=10)
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    Indexer(settings, store=store, embedder=embedder).sweep()
+    assert refresh_from_index(settings, store).written
+    state = settings.state_dir / CANDIDATES_STATE
+    first = state.read_bytes()
+    assert memory_md._KEPT[str(state)][0] == first
+    other = (
+        "import sys\n"
+        "from datetime import date\n"
+        "from memory_assets.core.index.indexer import Indexer\n"
+        "from memory_assets.core.index.store import MemoryStore\n"
+        "from memory_assets.core.knowledge.memory_md import refresh_from_index\n"
+        "from memory_assets.core.knowledge.tombstones import append_tombstone\n"
+        "from memory_assets.settings import Settings\n"
+        "s = Settings.load(sys.argv[1])\n"
+        "append_tombstone(s.tombstones_path, 'Keeps bees on the roof of the flat')\n"
+        "Indexer(s).reindex_day(date.fromisoformat(sys.argv[2]))  # a delete: no model needed\n"
+        "print(refresh_from_index(s, MemoryStore(s.index_uri, s.table_name, s.user_id)).reason)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", other, str(settings.home), DAY.isoformat()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert state.read_bytes() != first
+    scans: list[int] = []
+    real_scan = memory_md._scan_candidates
+    monkeypatch.setattr(memory_md, "_scan_candidates", lambda *a: scans.append(1) or real_scan(*a))
+    refresh_from_index(settings, store)
+    assert scans == []  # the other process's candidates, at the latest version, were used
+    expected = settings.home / "expected.md"
+    write_generated_zone(expected, full_scan_body(settings, DEFAULT_MAX_LINES), generator="expected")
+    assert settings.memory_md_path.read_bytes() == expected.read_bytes()
+    assert "bees" not in settings.memory_md_path.read_text()
+    key = memory_md._candidates_key(store, read_tombstones(settings.tombstones_path).contents)
+    remembered = memory_md._load_candidates(state, key)
+    memory_md._KEPT.clear()
+    parsed = memory_md._load_candidates(state, key)
+    assert remembered is not None and parsed is not None
+    assert remembered[:2] == parsed[:2] and remembered[2].equals(parsed[2])
+
+
+@pytest.mark.parametrize("damage", ["empty", "partial", "garbage"])
+def test_a_damaged_candidates_file_is_read_again(settings: Settings, embedder: Embedder, damage: str) -> None:
+    """The candidates file is a cache written without fsync, so a crash may leave it empty or
+    partial: the next refresh reads the table and writes what a full scan writes."""
+    from memory_assets.core.knowledge import memory_md
+
+    write_facts(settings, DAY, "Lives in Lisbon and works remotely", category="personal")
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat", hour=10)
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    Indexer(settings, store=store, embedder=embedder).sweep()
+    refresh_from_index(settings, store)
+    state = settings.state_dir / CANDIDATES_STATE
+    good = state.read_bytes()
+    state.write_bytes({"empty": b"", "partial": good[: len(good) // 2], "garbage": b"\x00\xff{"}[damage])
+    settings.memory_md_path.unlink()
+    memory_md._KEPT.clear()
+    assert refresh_from_index(settings, store).written
+    expected = settings.home / "expected.md"
+    write_generated_zone(expected, full_scan_body(settings, DEFAULT_MAX_LINES), generator="expected")
+    assert settings.memory_md_path.read_bytes() == expected.read_bytes()
+    assert state.read_bytes() == good
+
+
+def test_personal_pages_are_what_the_vault_lists_under_3_personal(settings: Settings) -> None:
+    from memory_assets.core.knowledge.memory_md import personal_pages
+    from memory_assets.core.knowledge.vault import list_pages
+
+    vault = settings.notebook_dir
+    for rel in [
+        "3_Personal/Home.md",
+        "3_Personal/index.md",
+        "3_Personal/Deep/log.md",
+        "3_Personal/.hidden/Secret.md",
+        "3_Personal/notes.txt",
+        "2_Wiki/Bees.md",
+        "index.md",
+        "3_personal/Lower.md",
+    ]:
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text("- x\n")
+    (vault / "3_Personal" / "Folder.md").mkdir()
+    expected = [p for p in list_pages(vault) if p.startswith("3_Personal/")]
+    assert (
+        personal_pages(settings)
+        == expected
+        == [
+            "3_Personal/Deep/log.md",
+            "3_Personal/Home.md",
+            "3_Personal/index.md",
+        ]
+    )
