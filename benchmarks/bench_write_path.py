@@ -1,7 +1,8 @@
 """The write path's cost per turn, on a home whose index holds 50,000 rows.
 
-    .venv/bin/python benchmarks/bench_write_path.py               # 50k rows, 100 turns
-    .venv/bin/python benchmarks/bench_write_path.py --rows 10000  # smaller
+    .venv/bin/python benchmarks/bench_write_path.py                       # 50k rows, 100 turns
+    .venv/bin/python benchmarks/bench_write_path.py --rows 10000          # smaller
+    .venv/bin/python benchmarks/bench_write_path.py --optimize-above 16   # with the sensor's compaction
 
 The home: 50,000 index rows (2,000 real sentences embedded by the bundled model, the rest
 word-level variants of them, as in bench_index.py), optimized with its ANN index as a home of
@@ -13,6 +14,11 @@ that size is. Then 100 turns, each a user message from the shipped extraction co
   the embedding model (the query embedding and the new lines' embeddings), which are measured
   separately. Target: p50 <= 20 ms.
 * end to end: the whole call, extraction and embedding included.
+
+Every turn's reindex commits a fragment, and full text searches new rows flat until an optimize
+folds them in, so the recall slows turn by turn: the full-text floor is printed before the turns
+and after them. By default nothing optimizes between turns; ``--optimize-above N`` optimizes (not
+timed) whenever the table has more than N fragments, as the optimize sensor does in a deployment.
 
 Figures go to stdout, progress to stderr.
 """
@@ -37,10 +43,12 @@ from _common import fact_sentences, log, percentile, table
 from bench_index import synth_rows
 from memory_assets.core.home import init_home
 from memory_assets.core.index.embedder import shared_embedder
+from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.process import process_turn
 from memory_assets.core.write_path.rules import RuleExtractor
+from memory_assets.defs.index.sensors import FRAGMENTS_SOFT
 from memory_assets.settings import Settings
 
 CORPUS = Path(__file__).parent / "extraction_corpus.jsonl"
@@ -74,6 +82,14 @@ def main() -> int:
     )
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument(
+        "--optimize-above",
+        type=int,
+        default=0,
+        metavar="N",
+        help="between turns (not timed), optimize when the table has more than N fragments, as the "
+        f"optimize sensor does at {FRAGMENTS_SOFT}; default 0: never (the turns pile fragments up)",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_write_path_"))
     try:
@@ -98,11 +114,16 @@ def main() -> int:
             for line in CORPUS.read_text().splitlines()
             if json.loads(line)["expected"]
         ]
+        # Full text slows as the turns' commits add fragments (new rows are searched flat until an
+        # optimize folds them in): the floor is measured before the turns and after them.
+        fts_before = full_text_floor(store, settings, statements)
         extractor = RuleExtractor()
         timed = TimedEmbedder(emb)
         day0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
         own, total, extract, embed, outcomes = [], [], [], [], {"new": 0, "revision": 0, "confirmation": 0}
         steps: dict[str, list[float]] = {}
+        reindex_own: list[float] = []
+        optimized = 0
         for n in range(args.turns):
             text = statements[n % len(statements)]
             timed.seconds = 0.0
@@ -119,22 +140,35 @@ def main() -> int:
             extract.append(result.timings["extract"] * 1000)
             embed.append(timed.seconds * 1000)
             own.append((elapsed - result.timings["extract"] - timed.seconds) * 1000)
+            if args.optimize_above and store.stats().fragments > args.optimize_above:
+                Indexer(settings, store).optimize()  # another process's run in a deployment
+                optimized += 1
             for key, value in result.counts().items():
                 outcomes[key] += value
             for step, seconds in result.timings.items():
                 steps.setdefault(step, []).append(seconds * 1000)
+            if "reindex" in result.timings:  # less the new lines' embedding (the only embedding here)
+                reindex_own.append((result.timings["reindex"] - timed.seconds) * 1000)
+        fragments = store.stats().fragments
+        fts_after = full_text_floor(store, settings, statements)
         floor = lancedb_floor(store)
         p50 = percentile(own, 50)
         print("# memory-assets write-path benchmark\n")
         print(
             f"command : .venv/bin/python benchmarks/bench_write_path.py --rows {args.rows} --turns {args.turns}"
+            + (f" --optimize-above {args.optimize_above}" if args.optimize_above else "")
         )
         print(
             f"started : {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC; 2 cores shared, 1-min load {os.getloadavg()[0]:.2f}"
         )
         print(
             f"home    : {store.count():,} index rows ({'IVF_HNSW_SQ' if store.has_ann_index() else 'no ANN'}); "
-            f"{args.turns} turns from {CORPUS.name}, rule-based extraction; facts: {outcomes}\n"
+            f"{args.turns} turns from {CORPUS.name}, rule-based extraction; facts: {outcomes}; "
+            + (
+                f"optimized {optimized} time(s) between turns (above {args.optimize_above} fragments)\n"
+                if args.optimize_above
+                else "no optimize between turns\n"
+            )
         )
         print(
             table(
@@ -168,8 +202,16 @@ def main() -> int:
         print(
             table(
                 [
-                    [step, f"{percentile(v, 50):.1f}", f"{percentile(v, 95):.1f}", len(v)]
-                    for step, v in steps.items()
+                    *(
+                        [step, f"{percentile(v, 50):.1f}", f"{percentile(v, 95):.1f}", len(v)]
+                        for step, v in steps.items()
+                    ),
+                    [
+                        "reindex, own (less its embedding)",
+                        f"{percentile(reindex_own, 50):.1f}",
+                        f"{percentile(reindex_own, 95):.1f}",
+                        len(reindex_own),
+                    ],
                 ],
                 ["step", "p50 ms", "p95 ms", "turns"],
             )
@@ -185,9 +227,48 @@ def main() -> int:
                 ["LanceDB call", "p50 ms", "p95 ms"],
             )
         )
+        print(
+            f"\nfull text before the turns (table just optimized) and after them ({fragments} fragments), "
+            f"{len(statements[:FLOOR_QUERIES])} of the turns' messages each: LanceDB's query alone, and "
+            "the recall's search() as the write path calls it (no embedder, no recall log):"
+        )
+        print(
+            table(
+                [
+                    [k, f"{percentile(fts_before[k], 50):.1f}", f"{percentile(fts_after[k], 50):.1f}"]
+                    for k in fts_before
+                ],
+                ["query", "before p50 ms", "after p50 ms"],
+            )
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+FLOOR_QUERIES = 30
+
+
+def full_text_floor(store: MemoryStore, settings: Settings, statements: list[str]) -> dict[str, list[float]]:
+    """The recall's query at this moment: LanceDB's full-text query (k=10) on the turns' first
+    messages, and ``search`` exactly as the write path's recall calls it."""
+    from memory_assets.core.index.retrieval import search
+    from memory_assets.core.write_path.process import RECALL_QUERY_CHARS
+
+    tbl = store.table()
+    out: dict[str, list[float]] = {"full-text query, k=10": [], "recall's search()": []}
+    for text in statements[:FLOOR_QUERIES]:
+        query = text[:RECALL_QUERY_CHARS]
+        words = " ".join("".join(c if c.isalnum() else " " for c in query).split())
+        start = time.perf_counter()
+        tbl.search(words, query_type="fts").limit(10).to_arrow()
+        out["full-text query, k=10"].append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        search(
+            store, query, embedder=None, settings=settings, limit=settings.known_facts_limit, log_recall=False
+        )
+        out["recall's search()"].append((time.perf_counter() - start) * 1000)
+    return out
 
 
 def lancedb_floor(store: MemoryStore, reps: int = 30) -> dict[str, list[float]]:
