@@ -847,8 +847,11 @@ def bench_search(
     print(
         f"\nInterleaved, {3 * n_queries} calls each: search() p50 {lat['pair_search']['p50']:.1f} ms vs its two "
         f"LanceDB queries alone (concurrent, as before) {lat['pair_legs']['p50']:.1f} ms: ratio {ratio:.2f}. "
-        "The difference is what the duplicate collapse, the tombstone filter, the cap and the recall "
-        "log cost."
+        "The difference is what search() does beyond those two queries: since the retrieval issue, "
+        "a third query (the BM25 look-up of rows only the vector leg found, so every candidate has "
+        "both scores), a full-text leg of 50 rows with their vectors, the date legs of questions "
+        "naming a date; and, as before, the duplicate collapse, the tombstone filter, the cap and the "
+        "recall log (bench_retrieval.py and docs/design.md §5.7 time each piece)."
     )
     SUMMARY.append(
         (
