@@ -218,8 +218,9 @@ def main() -> int:
         )
         print(
             "\nthe floor: LanceDB's own calls on the same table, 30 each, no memory-assets code "
-            "(a day's reindex needs at least one scan of the day's ids and one add commit; the "
-            "recall one full-text query; MEMORY.md's refresh one scan):"
+            "(a day's reindex needs one add commit, and a scan of the day's ids only after another "
+            "process's commit; the recall one full-text query; MEMORY.md's refresh no scan unless "
+            "another process committed):"
         )
         print(
             table(
