@@ -28,6 +28,7 @@ Every write is a read-modify-write under ``file_lock(path)`` through ``write_ato
 """
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -480,7 +481,8 @@ def _load_candidates(path: Path, key: dict[str, Any]) -> "tuple[int, int, pa.Tab
         raw = path.read_bytes()
     except OSError:
         return None
-    memo = _KEPT.get(str(path))
+    with _KEPT_LOCK:
+        memo = _KEPT.get(str(path))
     if memo is not None and memo[0] == raw:
         _, kept_key, version, count, rows = memo
         return (version, count, rows) if kept_key == key else None
@@ -510,17 +512,19 @@ def _save_candidates(path: Path, key: dict[str, Any], version: int, count: int, 
 
 
 # The candidates this process last wrote or parsed, by file: (the file's bytes, key, version, how
-# many, rows). Used only while the file holds exactly those bytes; read and written under the
-# file's lock.
+# many, rows). Used only while the file holds exactly those bytes; an entry is read and written
+# under its file's lock, the dict itself under _KEPT_LOCK (refreshes of other homes, other threads).
 _KEPT: dict[str, tuple[bytes, Any, int, int, "pa.Table"]] = {}
 _KEPT_FILES = 8
+_KEPT_LOCK = threading.Lock()
 
 
 def _remember(path: Path, raw: bytes, key: Any, version: int, count: int, rows: "pa.Table") -> None:
-    _KEPT.pop(str(path), None)
-    while len(_KEPT) >= _KEPT_FILES:
-        _KEPT.pop(next(iter(_KEPT)))
-    _KEPT[str(path)] = (raw, key, version, count, rows)
+    with _KEPT_LOCK:
+        _KEPT.pop(str(path), None)
+        while len(_KEPT) >= _KEPT_FILES:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[str(path)] = (raw, key, version, count, rows)
 
 
 def _candidates_schema() -> "pa.Schema":
