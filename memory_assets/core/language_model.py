@@ -35,11 +35,15 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
+from memory_assets.core import openai_compat
+from memory_assets.core.text import excerpt
+
 if TYPE_CHECKING:
     from memory_assets.settings import Settings
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one call, all attempts included
 DEFAULT_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
+CHAT_PATH = "/chat/completions"
 DEFAULT_BACKOFF = 0.5  # seconds before the first retry; doubles each time
 MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
 DEFAULT_KEY_VAR = "MEMORY_LLM_API_KEY"
@@ -95,13 +99,6 @@ class _Reply:
     body: bytes
 
 
-def chat_base_url(url: str) -> str:
-    """``http://host:port/v1`` from what a user may write (a trailing slash, or the full
-    ``.../chat/completions`` path)."""
-    base = url.strip().rstrip("/")
-    return base.removesuffix("/chat/completions").rstrip("/")
-
-
 def parse_json_object(text: str) -> dict[str, Any]:
     """The JSON object in a model's answer: the whole text, else the first fenced block
     (```` ```json ... ``` ````), else the first ``{...}`` that parses inside surrounding prose. A
@@ -150,8 +147,8 @@ class ChatClient:
         temperature: float | None = 0.0,
         key_var: str = DEFAULT_KEY_VAR,
     ) -> None:
-        self.base_url = chat_base_url(base_url)
-        self.url = f"{self.base_url}/chat/completions"
+        self.base_url = openai_compat.base_url(base_url, CHAT_PATH)
+        self.url = self.base_url + CHAT_PATH
         self.model = (model or "").strip()
         if not self.base_url.lower().startswith(("http://", "https://")):
             raise LanguageModelError(
@@ -198,7 +195,7 @@ class ChatClient:
         try:
             return parse_json_object(content)
         except ValueError as exc:
-            what = f"{exc}: {_excerpt(content)!r}"
+            what = f"{exc}: {excerpt(content)!r}"
             if finish_reason == "length":
                 what += " (the answer was cut off: finish_reason 'length')"
             raise self._fail(
@@ -266,7 +263,7 @@ class ChatClient:
                 if delay is None:
                     raise self._fail(
                         f"cannot connect after {attempts} attempt(s) ({type(exc).__name__}: "
-                        f"{_excerpt(str(exc))})",
+                        f"{excerpt(str(exc))})",
                         "Check that the server is running and that MEMORY_LLM_URL is its base URL "
                         "(e.g. http://127.0.0.1:11434/v1), or unset MEMORY_LLM_URL to use the "
                         "deterministic built-ins.",
@@ -276,7 +273,7 @@ class ChatClient:
                 continue
             except requests.RequestException as exc:
                 raise self._fail(
-                    f"the request failed ({type(exc).__name__}: {_excerpt(str(exc))})",
+                    f"the request failed ({type(exc).__name__}: {excerpt(str(exc))})",
                     "Check MEMORY_LLM_URL (an http(s) base URL such as http://127.0.0.1:11434/v1).",
                 ) from exc
             status = reply.status
@@ -346,7 +343,7 @@ class ChatClient:
 
     def _drop_refused_field(self, payload: dict[str, Any], reply: _Reply) -> bool:
         """Remove an optional field the server's 400 names; True when one was removed."""
-        text = _server_error_text(reply).lower()
+        text = openai_compat.server_error_text(reply.body.decode("utf-8", "replace")).lower()
         for name in OPTIONAL_FIELDS:
             if name in payload and name in text:
                 del payload[name]
@@ -372,7 +369,7 @@ class ChatClient:
         what = f"HTTP {status} {reply.reason}".rstrip()
         if attempts > 1:
             what += f" after {attempts} attempts"
-        detail = _server_error_text(reply)
+        detail = openai_compat.server_error_text(reply.body.decode("utf-8", "replace"))
         if detail:
             what += f": {detail}"
         if status in (401, 403):
@@ -408,21 +405,21 @@ class ChatClient:
             return json.loads(reply.body)
         except ValueError:
             raise self._fail(
-                f"the answer is not valid JSON: {_excerpt(reply.body.decode('utf-8', 'replace'))!r}",
+                f"the answer is not valid JSON: {excerpt(reply.body.decode('utf-8', 'replace'))!r}",
                 _NOT_OPENAI,
             ) from None
 
     def _first_choice(self, body: Any) -> dict[str, Any]:
         """The first choice of a chat-completions answer (a dict, possibly empty)."""
         if not isinstance(body, dict):
-            raise self._fail(f"the answer is not a JSON object: {_excerpt(str(body))!r}", _NOT_OPENAI)
+            raise self._fail(f"the answer is not a JSON object: {excerpt(str(body))!r}", _NOT_OPENAI)
         choices = body.get("choices")
         if not isinstance(choices, list) or not choices:
             error = body.get("error")
             if error:
                 detail = error.get("message", error) if isinstance(error, dict) else error
-                raise self._fail(f"the server answered with an error: {_excerpt(str(detail))}", _NOT_OPENAI)
-            raise self._fail(f"the answer has no choices: {_excerpt(json.dumps(body))!r}", _NOT_OPENAI)
+                raise self._fail(f"the server answered with an error: {excerpt(str(detail))}", _NOT_OPENAI)
+            raise self._fail(f"the answer has no choices: {excerpt(json.dumps(body))!r}", _NOT_OPENAI)
         return choices[0] if isinstance(choices[0], dict) else {}
 
     def _content(self, body: Any) -> tuple[str, str | None]:
@@ -436,7 +433,7 @@ class ChatClient:
             refusal = message.get("refusal") if isinstance(message, dict) else None
             what = "the first choice has no message content"
             if refusal:
-                what += f" (the model refused: {_excerpt(str(refusal))})"
+                what += f" (the model refused: {excerpt(str(refusal))})"
             elif finish_reason:
                 what += f" (finish_reason {finish_reason!r})"
             raise self._fail(what, "Check that MEMORY_LLM_MODEL is a chat model that answers in text.")
@@ -447,7 +444,7 @@ class ChatClient:
         finish_reason = first.get("finish_reason")
         message = first.get("message")
         if not isinstance(message, dict):
-            raise self._fail(f"the first choice has no message: {_excerpt(json.dumps(first))!r}", _NOT_OPENAI)
+            raise self._fail(f"the first choice has no message: {excerpt(json.dumps(first))!r}", _NOT_OPENAI)
         content = message.get("content")
         if isinstance(content, list):  # content parts: keep the text ones
             content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
@@ -463,7 +460,7 @@ class ChatClient:
             refusal = message.get("refusal")
             if refusal:
                 raise self._fail(
-                    f"the model refused: {_excerpt(str(refusal))}",
+                    f"the model refused: {excerpt(str(refusal))}",
                     "Check the prompt and the model (MEMORY_LLM_MODEL).",
                 )
         return AssistantMessage(content, calls, finish_reason if isinstance(finish_reason, str) else None)
@@ -504,29 +501,6 @@ def _json_kind(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _excerpt(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _server_error_text(reply: _Reply) -> str:
-    """The server's own explanation: OpenAI's ``{"error": {"message": ...}}``, a plain ``error`` /
-    ``detail`` / ``message`` field, or the start of the body."""
-    raw = reply.body.decode("utf-8", "replace")
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        return _excerpt(raw)
-    if isinstance(body, dict):
-        for key in ("error", "detail", "message"):
-            value = body.get(key)
-            if isinstance(value, dict):
-                value = value.get("message") or value.get("detail") or value
-            if value:
-                return _excerpt(str(value))
-    return _excerpt(str(body))
-
-
 def make_chat_client(settings: "Settings") -> ChatClient | None:
     """The configured chat client (``MEMORY_LLM_URL``, ``MEMORY_LLM_MODEL``, the key from the
     variable ``MEMORY_LLM_KEY_VAR`` names, ``MEMORY_LLM_TIMEOUT_S``), or None when no URL is set
@@ -535,7 +509,7 @@ def make_chat_client(settings: "Settings") -> ChatClient | None:
         return None
     if not (settings.llm_model or "").strip():
         raise LanguageModelError(
-            f"MEMORY_LLM_URL is set ({chat_base_url(settings.llm_url)}) but MEMORY_LLM_MODEL is not: the "
+            f"MEMORY_LLM_URL is set ({openai_compat.base_url(settings.llm_url, CHAT_PATH)}) but MEMORY_LLM_MODEL is not: the "
             "endpoint needs a model name. Set MEMORY_LLM_MODEL to a chat model the server serves (for "
             "example llama3.1:8b or gpt-4o-mini), or unset MEMORY_LLM_URL to use the deterministic "
             "built-ins."

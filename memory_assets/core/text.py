@@ -34,6 +34,13 @@ def clean_text(text: object) -> str:
     return "".join(c if c.isprintable() or c in "\n\t" else " " for c in text)
 
 
+def excerpt(text: str, limit: int = 200, marker: str = "...") -> str:
+    """``text`` on one line (whitespace collapsed), cut after ``limit`` characters with ``marker``:
+    for quoting input or a server's answer in a message."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + marker
+
+
 def json_object(text: object) -> dict[str, Any]:
     """``text`` parsed as a JSON object; {} for anything else (not a string, not JSON, not an object).
     For the metadata JSON of rows, where a bad value must never fail a read."""

@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import requests
 
+from memory_assets.core import openai_compat
+from memory_assets.core.text import excerpt
+
 if TYPE_CHECKING:
     from memory_assets.settings import Settings
 
@@ -44,6 +47,7 @@ HTTP_TIMEOUT = 30.0  # seconds per request
 HTTP_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
 HTTP_BACKOFF = 0.5  # seconds before the first retry; doubles each time
 MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
+EMBEDDINGS_PATH = "/embeddings"
 PROBE_TEXT = "dimension probe"  # embedded to learn an endpoint's width when nothing was embedded yet
 
 
@@ -171,13 +175,6 @@ class Embedder(_CachedEmbedder):
         return np.asarray(vectors).astype(np.float32, copy=False)
 
 
-def endpoint_base_url(url: str) -> str:
-    """``http://host:port/v1`` from what a user may write (a trailing slash, or the full
-    ``.../embeddings`` path)."""
-    base = url.strip().rstrip("/")
-    return base.removesuffix("/embeddings").rstrip("/")
-
-
 class HttpEmbedder(_CachedEmbedder):
     """Embeds through an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint.
 
@@ -204,8 +201,8 @@ class HttpEmbedder(_CachedEmbedder):
         cache_size: int = 50_000,
     ) -> None:
         super().__init__(batch_size, cache_size)
-        self.base_url = endpoint_base_url(base_url)
-        self.url = f"{self.base_url}/embeddings"
+        self.base_url = openai_compat.base_url(base_url, EMBEDDINGS_PATH)
+        self.url = self.base_url + EMBEDDINGS_PATH
         self.endpoint_model = model.strip()
         if not self.base_url.lower().startswith(("http://", "https://")):
             raise EmbedderError(
@@ -313,7 +310,7 @@ class HttpEmbedder(_CachedEmbedder):
         what = f"HTTP {status} {response.reason or ''}".rstrip()
         if attempts > 1:
             what += f" after {attempts} attempts"
-        detail = _server_error_text(response)
+        detail = openai_compat.server_error_text(response.text or "")
         if detail:
             what += f": {detail}"
         if status in (401, 403):
@@ -347,11 +344,11 @@ class HttpEmbedder(_CachedEmbedder):
             body = response.json()
         except ValueError:
             raise self._fail(
-                f"the answer is not valid JSON: {_excerpt(response.text)!r}", not_openai
+                f"the answer is not valid JSON: {excerpt(response.text)!r}", not_openai
             ) from None
         items = body.get("data") if isinstance(body, dict) else None
         if not isinstance(items, list):
-            raise self._fail(f"the answer has no 'data' list: {_excerpt(str(body))!r}", not_openai)
+            raise self._fail(f"the answer has no 'data' list: {excerpt(str(body))!r}", not_openai)
         if len(items) != len(batch):
             raise self._fail(
                 f"sent {len(batch)} text(s) but got {len(items)} vector(s) back",
@@ -397,28 +394,6 @@ class HttpEmbedder(_CachedEmbedder):
         return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
-def _excerpt(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _server_error_text(response: requests.Response) -> str:
-    """The server's own explanation: OpenAI's ``{"error": {"message": ...}}``, a plain ``error`` /
-    ``detail`` / ``message`` field, or the start of the body."""
-    try:
-        body = response.json()
-    except ValueError:
-        return _excerpt(response.text or "")
-    if isinstance(body, dict):
-        for key in ("error", "detail", "message"):
-            value = body.get(key)
-            if isinstance(value, dict):
-                value = value.get("message") or value.get("detail") or value
-            if value:
-                return _excerpt(str(value))
-    return _excerpt(str(body))
-
-
 _SHARED: dict[tuple[str, int], Embedder] = {}
 _SHARED_HTTP: dict[tuple[str, str, str | None, int], HttpEmbedder] = {}
 _SHARED_LOCK = threading.Lock()
@@ -438,7 +413,7 @@ def shared_http_embedder(
 ) -> HttpEmbedder:
     """One endpoint embedder per (url, model, key, batch size) per process, so its cache is shared."""
     with _SHARED_LOCK:
-        key = (endpoint_base_url(url), model.strip(), api_key or None, batch_size)
+        key = (openai_compat.base_url(url, EMBEDDINGS_PATH), model.strip(), api_key or None, batch_size)
         if key not in _SHARED_HTTP:
             _SHARED_HTTP[key] = HttpEmbedder(url, model, api_key, batch_size=batch_size)
         return _SHARED_HTTP[key]
@@ -452,7 +427,7 @@ def make_embedder(settings: "Settings", batch_size: int | None = None) -> Embedd
     if settings.embedding_url:
         if settings.embedding_model.strip() in ("", DEFAULT_MODEL):
             raise EmbedderError(
-                f"MEMORY_EMBEDDING_URL is set ({endpoint_base_url(settings.embedding_url)}) but "
+                f"MEMORY_EMBEDDING_URL is set ({openai_compat.base_url(settings.embedding_url, EMBEDDINGS_PATH)}) but "
                 f"MEMORY_EMBEDDING_MODEL is {settings.embedding_model!r}: the endpoint needs a model name. "
                 "Set MEMORY_EMBEDDING_MODEL to a model the server serves (for example "
                 "text-embedding-3-small), or unset MEMORY_EMBEDDING_URL to use the bundled local model."

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memory_assets.core.language_model import ChatClient, LanguageModelError, make_chat_client
+from memory_assets.core.text import excerpt
 from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extraction, Extractor, Turn
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 DEFAULT_CATEGORY = "general"
 DEFAULT_IMPORTANCE = 0.5
 MAX_TAGS = 4
+QUOTE_CHARS = 80  # a value quoted in a warning
+REASON_CHARS = 1000  # a fallback's reason, on one line
 # How much of a turn goes into the prompt (small local models have small contexts; the user's own
 # words carry the facts, the assistant's answer mostly context).
 MAX_USER_CHARS = 12_000
@@ -138,7 +141,7 @@ def parse_facts(data: Any) -> tuple[list[ExtractedFact], list[str]]:
             continue
         key = content.casefold()
         if key in seen:
-            warnings.append(f"{where} dropped: repeats an earlier fact ({_excerpt(content)!r})")
+            warnings.append(f"{where} dropped: repeats an earlier fact ({excerpt(content, QUOTE_CHARS)!r})")
             continue
         seen.add(key)
         facts.append(
@@ -187,13 +190,13 @@ class ChatExtractor:
     def _fall_back(
         self, turn: Turn, known: Sequence[str], reason: str, warnings: Sequence[str] = ()
     ) -> Extraction:
-        reason = _one_line(f"{self.name}: {reason}")
+        reason = excerpt(f"{self.name}: {reason}", REASON_CHARS)
         try:
             result = self.fallback.extract(turn, known)
         except Exception as exc:  # the fallback failing must not break the write either
             return Extraction(
                 extractor=getattr(self.fallback, "name", type(self.fallback).__name__),
-                fallback=_one_line(f"{reason}; the fallback failed too: {_reason(exc)}"),
+                fallback=excerpt(f"{reason}; the fallback failed too: {_reason(exc)}", REASON_CHARS),
                 warnings=list(warnings),
             )
         result.fallback = reason
@@ -219,7 +222,9 @@ def _category(value: Any, where: str, warnings: list[str]) -> str:
     name = value.strip().lower() if isinstance(value, str) else ""
     if name in CATEGORIES:
         return name
-    warnings.append(f"{where}: unknown category {_excerpt(str(value))!r}, written as {DEFAULT_CATEGORY!r}")
+    warnings.append(
+        f"{where}: unknown category {excerpt(str(value), QUOTE_CHARS)!r}, written as {DEFAULT_CATEGORY!r}"
+    )
     return DEFAULT_CATEGORY
 
 
@@ -236,7 +241,7 @@ def _importance(value: Any, where: str, warnings: list[str]) -> float:
             number = None
     if number is None or not math.isfinite(number):
         warnings.append(
-            f"{where}: importance {_excerpt(str(value))!r} is not a number, using {DEFAULT_IMPORTANCE}"
+            f"{where}: importance {excerpt(str(value), QUOTE_CHARS)!r} is not a number, using {DEFAULT_IMPORTANCE}"
         )
         return DEFAULT_IMPORTANCE
     clamped = min(1.0, max(0.0, number))
@@ -280,18 +285,9 @@ def _clip(text: str, limit: int) -> str:
     return text[:limit] + f" [... {len(text) - limit} more characters not shown]"
 
 
-def _excerpt(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _one_line(text: str, limit: int = 1000) -> str:
-    return _excerpt(text, limit)
-
-
 def _reason(exc: BaseException) -> str:
     """An exception as a one-line reason (its type too, unless it is one of ours with a full message)."""
     message = str(exc) or repr(exc)
     if isinstance(exc, LanguageModelError | FactSchemaError):
-        return _one_line(message)
-    return _one_line(f"{type(exc).__name__}: {message}")
+        return excerpt(message, REASON_CHARS)
+    return excerpt(f"{type(exc).__name__}: {message}", REASON_CHARS)
