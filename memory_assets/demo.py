@@ -20,6 +20,7 @@ import tempfile
 import threading
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.home import home_status, init_home
@@ -177,10 +178,19 @@ def _dedup_table(instance: object) -> str:
     return str(event.asset_materialization.metadata["report"].value).split("\n\n")[0]
 
 
+def _materialized(result: Any, key: str, partition: str | None = None) -> Any:
+    """The metadata of the one materialisation of asset ``key`` (of ``partition``) in a run."""
+    [meta] = [
+        m.metadata
+        for m in result.asset_materializations_for_node(key)
+        if m.asset_key.to_user_string() == key and (partition is None or m.partition == partition)
+    ]
+    return meta
+
+
 def dream_and_reconcile(settings: Settings, defs: object, instance: object, quiet: dict) -> bool:
     """The dream over every pending day (as the dream_sensor would request it, batch by batch),
     each followed by the reconcile (as reconcile_after_dream would), then a lint."""
-    import dagster as dg
 
     from memory_assets.core.dream.pacing import INGEST, SKIP, decide
     from memory_assets.core.knowledge.dream_state import load_dream_state
@@ -199,22 +209,14 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
         if not result.success:
             print("  dream: FAILED")
             return False
-        [meta] = [
-            m.metadata
-            for m in result.asset_materializations_for_node("vault")
-            if m.partition == tags["dagster/asset_partition_range_end"]
-        ]
+        meta = _materialized(result, "vault", tags["dagster/asset_partition_range_end"])
         print(
             f"  dream {decision.days[0]}..{decision.days[-1]}: confirm {meta['confirm'].value}, sharpen "
             f"{meta['sharpen'].value}, supersede {meta['supersede'].value}, add {meta['add'].value}; "
             f"{meta['pages_changed'].value} page(s); watermark {meta['watermark'].value}"
         )
         result = reconcile.execute_in_process(instance=instance, run_config=quiet)
-        [retired] = [
-            m.metadata
-            for m in result.asset_materializations_for_node("superseded_retired")
-            if m.asset_key == dg.AssetKey("superseded_retired")
-        ]
+        retired = _materialized(result, "superseded_retired")
         print(
             f"  reconcile: {retired['retired'].value} folded log line(s) retired, "
             f"{retired['days_reindexed'].value} day(s) reindexed, then sweep and optimize"
@@ -291,11 +293,7 @@ def legacy_export_and_apply(settings: Settings, defs: object, instance: object, 
     )  # the refusal is expected here: its error stays in the run's log (make ui), not on the console
     print(f"  legacy_apply before the export: {'refused (as it must)' if not refused.success else 'RAN'}")
     exported = run("legacy_export")
-    [meta] = [
-        m.metadata
-        for m in exported.asset_materializations_for_node("legacy_rows_exported")
-        if m.asset_key == dg.AssetKey("legacy_rows_exported")
-    ]
+    meta = _materialized(exported, "legacy_rows_exported")
     print(
         f"  legacy_export: {meta['legacy_rows'].value} legacy rows, {meta['already_recorded'].value} already "
         f"recorded, {meta['exported'].value} appended to the daily logs ({meta['dated_today'].value} to "
@@ -309,11 +307,7 @@ def legacy_export_and_apply(settings: Settings, defs: object, instance: object, 
     if not done.success:
         print("  legacy_apply: FAILED")
         return False
-    [applied] = [
-        m.metadata
-        for m in done.asset_materializations_for_node("legacy_rows_deleted")
-        if m.asset_key == dg.AssetKey("legacy_rows_deleted")
-    ]
+    applied = _materialized(done, "legacy_rows_deleted")
     print(
         f"  legacy_apply (confirm: true): backed up as {applied['backup'].value}, deleted "
         f"{applied['deleted'].value}; undo with `{applied['restore'].value}`; {checked(done)}"
@@ -356,11 +350,7 @@ def main() -> int:
             f"deleted={meta['deleted'].value}"
         )
     result = defs.resolve_job_def("write_path").execute_in_process(instance=instance, run_config=quiet)
-    [meta] = [
-        m.metadata
-        for m in result.asset_materializations_for_node("ingested_turns")
-        if m.asset_key == dg.AssetKey("ingested_turns")
-    ]
+    meta = _materialized(result, "ingested_turns")
     print(
         f"  write_path: {meta['turns'].value} transcript turns -> {meta['new'].value} new facts, "
         f"{meta['revision'].value} revisions, {meta['confirmation'].value} confirmations "
