@@ -427,20 +427,27 @@ class Indexer:
         sweep.seconds = time.perf_counter() - start
         return sweep
 
+    def _needs_rebuild(self) -> bool:
+        """Whether a full reindex must recreate the table: it was built by another model or width,
+        or it is listed but cannot be opened (damaged; writes refuse it with BrokenTableError)."""
+        assert self.embedder is not None
+        if self.store.table() is None:
+            return True
+        try:
+            self.store.check_compatible(self.embedder.model_name, self.embedder.dimension)
+        except VectorWidthMismatch:
+            return True
+        return False
+
     def sweep(self, full: bool = False) -> SweepResult:
         """Reindex whatever changed since the last sweep (``full``: ignore the state and diff every
         file against the table; rebuild the table if the embedding model changed). Files whose
         ids are stored more than once are always diffed, which repairs them."""
         start = time.perf_counter()
         sweep = SweepResult(migrated=self.migrate())
-        if full and self.embedder is not None and self.store.exists():
-            try:
-                if self.store.table() is None:  # listed but unopenable: damaged (BrokenTableError)
-                    raise VectorWidthMismatch("the table cannot be opened")
-                self.store.check_compatible(self.embedder.model_name, self.embedder.dimension)
-            except VectorWidthMismatch:
-                with self.table_lock():
-                    self.store.recreate(self.embedder.model_name, self.embedder.dimension)
+        if full and self.embedder is not None and self.store.exists() and self._needs_rebuild():
+            with self.table_lock():
+                self.store.recreate(self.embedder.model_name, self.embedder.dimension)
         state = IndexState.load(self.settings.index_state_path, self.store.table_id)
         if state.discarded:
             sweep.warnings.append(state.discarded)

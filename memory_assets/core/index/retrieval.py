@@ -38,7 +38,7 @@ searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotate
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
@@ -436,25 +436,19 @@ def search(
     ann = facts.ann
     text_depth = ranking.text_depth(limit)
 
-    def vector_rows(clause: str | None, k: int) -> Callable[[], pa.Table]:
-        def run() -> pa.Table:
-            q = table.search(query_vector).distance_type("cosine")
-            if clause:
-                q = q.where(clause, prefilter=True)
-            if ann:
-                q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
-            return q.limit(k).select([*columns, "_distance"]).to_arrow()
+    def vector_rows(clause: str | None, k: int) -> pa.Table:
+        q = table.search(query_vector).distance_type("cosine")
+        if clause:
+            q = q.where(clause, prefilter=True)
+        if ann:
+            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
+        return q.limit(k).select([*columns, "_distance"]).to_arrow()
 
-        return run
-
-    def text_rows(clause: str | None, k: int) -> Callable[[], pa.Table]:
-        def run() -> pa.Table:
-            q = table.search(text, query_type="fts")
-            if clause:
-                q = q.where(clause, prefilter=True)
-            return q.limit(k).select([*columns, "_score"]).to_arrow()
-
-        return run
+    def text_rows(clause: str | None, k: int) -> pa.Table:
+        q = table.search(text, query_type="fts")
+        if clause:
+            q = q.where(clause, prefilter=True)
+        return q.limit(k).select([*columns, "_score"]).to_arrow()
 
     # The legs are independent LanceDB queries that run in Rust without the GIL: the vector legs
     # go to the pool while the full-text legs run here. A question that names dates adds a leg of
@@ -476,19 +470,16 @@ def search(
         fts=use_text,
     )
 
-    def vector_leg(clause: str | None, k: int) -> pa.Table:
-        return vector_rows(clause, k)()
-
     pending = []
     if query_vector is not None:
-        pending.append(_POOL.submit(vector_leg, where, ranking.vector_depth(limit)))
+        pending.append(_POOL.submit(vector_rows, where, ranking.vector_depth(limit)))
         if window_where:
-            pending.append(_POOL.submit(vector_leg, window_where, ranking.window_depth(limit)))
+            pending.append(_POOL.submit(vector_rows, window_where, ranking.window_depth(limit)))
     text_results = []
     if use_text:
-        text_results.append(text_rows(where, text_depth)())
+        text_results.append(text_rows(where, text_depth))
         if window_where:
-            text_results.append(text_rows(window_where, ranking.window_depth(limit))())
+            text_results.append(text_rows(window_where, ranking.window_depth(limit)))
     vector_results = []
     for future in pending:
         vector_results.append(future.result())
