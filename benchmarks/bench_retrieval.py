@@ -818,9 +818,7 @@ def main() -> int:
     import torch
 
     t0 = time.perf_counter()
-    command = "cd /work/main && .venv/bin/python benchmarks/bench_retrieval.py " + " ".join(
-        map(shlex.quote, sys.argv[1:])
-    )
+    command = ".venv/bin/python benchmarks/bench_retrieval.py " + " ".join(map(shlex.quote, sys.argv[1:]))
     print("# memory-assets retrieval benchmark")
     print(f"\ncommand : {command.strip()}")
     print(f"started : {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC")
