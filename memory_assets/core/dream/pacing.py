@@ -60,13 +60,15 @@ class Decision:
         }
 
 
-def pending_days(settings: Settings, state: DreamState, today: date) -> list[date]:
-    """Days after the watermark and before today, oldest first, then unconsolidated days."""
-    watermark = read_watermark(settings.log_md)
+def pending_days(
+    settings: Settings, state: DreamState, today: date, watermark: date | None
+) -> tuple[list[date], list[date]]:
+    """The pending days in two runs, each oldest first: the logs after ``watermark`` and before
+    today, then the unconsolidated days (before today, not among the first)."""
     logs = {d for d, _ in list_logs(settings.archive_dir) if d < today}
     fresh = sorted(d for d in logs if watermark is None or d > watermark)
     skipped = sorted(d for d in state.unconsolidated_days() if d in logs and d not in fresh)
-    return fresh + skipped
+    return fresh, skipped
 
 
 def count_fact_lines(settings: Settings, days: list[date]) -> int:
@@ -91,9 +93,8 @@ def decide(
     now = (now or datetime.now(UTC)).astimezone(UTC)
     today = now.date()
     watermark = read_watermark(settings.log_md)
-    pending = pending_days(settings, state, today)
-    fresh = [d for d in pending if watermark is None or d > watermark]
-    skipped = [d for d in pending if d not in fresh]
+    fresh, skipped = pending_days(settings, state, today, watermark)
+    pending = fresh + skipped
     if (
         skipped
         and not fresh

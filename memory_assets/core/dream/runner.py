@@ -32,7 +32,7 @@ from memory_assets.core.durable import LockTimeout, append_durable, named_lock
 from memory_assets.core.knowledge.confirmations import remove_first
 from memory_assets.core.knowledge.dream_state import DreamState, load_dream_state, save_dream_state
 from memory_assets.core.knowledge.vault import list_pages
-from memory_assets.core.knowledge.watermark import append_ingest_entry, read_watermark
+from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.settings import Settings
 
 
@@ -102,8 +102,7 @@ def _tick(
         decision.kind, decision.reason, days=[d.isoformat() for d in decision.days], warnings=warnings
     )
     if decision.kind == IDLE:
-        wm = read_watermark(settings.log_md)
-        result.watermark = wm.isoformat() if wm else None
+        result.watermark = decision.watermark.isoformat() if decision.watermark else None
         return result
     if decision.kind == SKIP:
         return _skip(settings, state, decision, now, result)
@@ -207,8 +206,8 @@ def _lint(settings: Settings, state: DreamState, now: datetime, result: DreamRes
         result.error = f"{type(exc).__name__}: {exc}"[:500]
         return result
     append_lint_entry(settings.log_md, now.date(), report.summary)
-    result.lint = report.to_dict() if hasattr(report, "to_dict") else {"summary": report.summary}
-    result.pages_changed = sorted(getattr(report, "pages_changed", []))
+    result.lint = report.to_dict()
+    result.pages_changed = sorted(report.pages_changed)
     result.summary = report.summary
     return result
 
