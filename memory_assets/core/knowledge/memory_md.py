@@ -43,6 +43,7 @@ from memory_assets.core.knowledge.chunking import (
     OLD_GENERATOR_FOOTER,
     OLD_GENERATOR_HEADER,
 )
+from memory_assets.core.knowledge.personal_pages import as_date
 from memory_assets.core.text import json_object, normalise
 
 if TYPE_CHECKING:
@@ -348,19 +349,6 @@ class Fact:
     day: date | None
 
 
-def _day(value: object) -> date | None:
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str) and value:
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
-
-
 def _read_facts(
     store: "MemoryStore",
     tombstoned: frozenset[str] = frozenset(),
@@ -388,11 +376,15 @@ def _read_facts_at(
             meta = json_object(row.get("metadata"))
             if meta.get("source_type") in _NOT_FACTS:
                 continue
-            day = _day(meta.get("source_date")) or _day(row.get("created_at"))
+            day = as_date(meta.get("source_date")) or as_date(row.get("created_at"))
             facts.append(_fact(row.get("content"), meta.get("category"), row.get("importance"), day))
     else:
         for row in _best_candidates(store, tombstoned, candidates, state_path):
-            day = _day(row.get("fact_date")) or _day(row.get("source_date")) or _day(row.get("created_at"))
+            day = (
+                as_date(row.get("fact_date"))
+                or as_date(row.get("source_date"))
+                or as_date(row.get("created_at"))
+            )
             facts.append(_fact(row.get("content"), row.get("category"), row.get("importance"), day))
     return [f for f in facts if f.content]
 

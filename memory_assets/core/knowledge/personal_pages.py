@@ -72,7 +72,6 @@ PAGE_TITLES: dict[str, str] = {
     "general": "General",
 }
 CATEGORY_ALIASES = {"identity": "personal", "preferences": "preference", "goals": "goal"}
-KNOWN_KEYS = ("title", "category", "status", "updated", "stale_after", "sources", "generated")
 
 _FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
@@ -149,7 +148,7 @@ class Claim:
         if markers:
             m = markers[-1]
             count = max(1, int(m.group(1)))
-            last = _as_date(m.group(2)) if m.group(2) else None
+            last = as_date(m.group(2)) if m.group(2) else None
             content = content[: m.start()] + content[m.end() :]
         return cls(text=one_line(content), count=count, last=last)
 
@@ -200,7 +199,7 @@ class Page:
         page.category = str(category) if category not in (None, "") else ""
         status = meta.pop("status", None)
         page.status = str(status) if status not in (None, "") else ""
-        page.updated = _as_date(meta.pop("updated", None))
+        page.updated = as_date(meta.pop("updated", None))
         stale = meta.pop("stale_after", None)
         page.stale_after = stale.isoformat() if isinstance(stale, date) else (str(stale) if stale else None)
         sources = meta.pop("sources", None)
@@ -259,7 +258,7 @@ class Page:
             prev = None if in_fence else _PREVIOUSLY.match(line)
             if prev:
                 self.claims[-1].previously.append(
-                    Previous(one_line(prev.group("text")), _as_date(prev.group("until")))
+                    Previous(one_line(prev.group("text")), as_date(prev.group("until")))
                 )
             else:
                 self.claims[-1].extra.append(line)
@@ -279,7 +278,7 @@ class Page:
         if self.updated is not None:
             out["updated"] = self.updated
         if self.stale_after:
-            parsed = _as_date(self.stale_after)
+            parsed = as_date(self.stale_after)
             out["stale_after"] = (
                 parsed if parsed and parsed.isoformat() == self.stale_after else self.stale_after
             )
@@ -396,7 +395,8 @@ def _trim(text: str) -> str:
     return "\n".join(lines)
 
 
-def _as_date(value: object) -> date | None:
+def as_date(value: object) -> date | None:
+    """A day from a date, a datetime or an ISO string (its first ten characters); else None."""
     if isinstance(value, datetime):
         return value.date()
     if isinstance(value, date):

@@ -30,7 +30,6 @@ from memory_assets.core.knowledge.memory_md import (
     DEFAULT_MAX_LINES,
     Fact,
     _best_rows,
-    _day,
     _fact,
     _fact_where,
     rank_facts,
@@ -40,6 +39,7 @@ from memory_assets.core.knowledge.memory_md import (
     stamp_human_edit,
     write_generated_zone,
 )
+from memory_assets.core.knowledge.personal_pages import as_date
 from memory_assets.core.knowledge.tombstones import append_tombstone, read_tombstones
 from memory_assets.core.text import normalise
 from memory_assets.core.write_path.extraction import Turn
@@ -405,7 +405,7 @@ def full_scan_body(settings: Settings, max_lines: int) -> str:
             r["content"],
             r["category"],
             r["importance"],
-            _day(r["fact_date"]) or _day(r["source_date"]) or _day(r["created_at"]),
+            as_date(r["fact_date"]) or as_date(r["source_date"]) or as_date(r["created_at"]),
         )
         for r in rows.to_pylist()
     ]
