@@ -6,12 +6,11 @@ from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.dream.consolidator import Batch, BatchFact
 from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.confirmations import read_confirmations
+from memory_assets.core.knowledge.memory_md import personal_pages
 from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.textfile import read_text
 from memory_assets.settings import Settings
 
-PERSONAL = "3_Personal/"
 MAX_CONFIRMATIONS = 5000  # lines of confirmations.jsonl one run is shown
 MAX_REVISIT = 20  # pages of the revisit queue one run re-confirms
 
@@ -51,9 +50,7 @@ def revisit_queue(settings: Settings, today: date) -> list[str]:
     never be visited, so never get it). ``never`` is a value: such pages are not queued."""
     stale: list[tuple[date, str]] = []
     undated: list[str] = []
-    for rel in list_pages(settings.notebook_dir):
-        if not rel.startswith(PERSONAL):
-            continue
+    for rel in personal_pages(settings):
         page = parse_page(read_text(settings.notebook_dir / rel).text, f"notebook/{rel}")
         raw = page.meta.get("stale_after")
         if raw is None or raw == "":

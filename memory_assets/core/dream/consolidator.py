@@ -17,8 +17,6 @@ from memory_assets.core.knowledge.confirmations import Confirmation
 if TYPE_CHECKING:
     from memory_assets.settings import Settings
 
-OUTCOMES = ("confirm", "sharpen", "supersede", "add")
-
 
 @dataclass(frozen=True)
 class BatchFact:
