@@ -55,6 +55,7 @@ import yaml
 from memory_assets.core.dream.promote import Claim, body_start, page_claims
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.knowledge.chunking import parse_page
+from memory_assets.core.knowledge.memory_md import PERSONAL_DIR
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.write_path.classifier import similarity
 
@@ -74,7 +75,6 @@ MAX_DIFF_WORDS = 3  # words each side of a conflicting pair may have that the ot
 MIN_FRAME_WORDS = 2  # shared words that make a one-word swap a conflict whatever the similarity
 CALLOUT = "> [!warning] Conflicting claims"
 REVIEW_LINE = "review: needs-review"
-PERSONAL = "3_Personal/"
 ORPHAN_EXEMPT = ("0_Inbox/", "4_Assets/")
 NEVER_EDITED = ("4_Assets/",)
 QUOTE_CHARS = 80
@@ -423,6 +423,7 @@ def lint_vault(settings: "Settings", today: date) -> LintResult:
                 if target != rel:
                     inbound.setdefault(target, set()).add(rel)
 
+    stale_personal: list[tuple[date, str]] = []  # the revisit queue, before sorting
     for page in pages:
         rel = page.rel
         if page.frontmatter_problem:
@@ -447,7 +448,9 @@ def lint_vault(settings: "Settings", today: date) -> LintResult:
                     )
                 )
         if page.status != "deprecated" and page.stale_after is not None and page.stale_after < today:
-            personal = rel.startswith(PERSONAL)
+            personal = rel.startswith(PERSONAL_DIR)
+            if personal:
+                stale_personal.append((page.stale_after, rel))
             result.add(
                 Finding(
                     STALE,
@@ -477,11 +480,6 @@ def lint_vault(settings: "Settings", today: date) -> LintResult:
         if groups and editable and _fix(vault, rel):
             result.pages_changed.append(rel)
 
-    stale_personal = [
-        (p.stale_after, p.rel)
-        for p in pages
-        if p.rel.startswith(PERSONAL) and p.status != "deprecated" and p.stale_after and p.stale_after < today
-    ]
     result.revisit = [rel for _, rel in sorted(stale_personal)]
     c = result.counts
     result.summary = (
