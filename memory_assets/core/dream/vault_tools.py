@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
 from memory_assets.core.durable import file_lock, write_atomic
-from memory_assets.core.text import normalise
+from memory_assets.core.text import excerpt, normalise
 from memory_assets.settings import Settings
 
 if TYPE_CHECKING:
@@ -534,9 +534,7 @@ class VaultTools:
         rows = []
         for hit in hits:
             where = hit.source_file or hit.source_type
-            content = " ".join(hit.content.split())
-            if len(content) > MAX_HIT_CHARS:
-                content = content[:MAX_HIT_CHARS] + "..."
+            content = excerpt(hit.content, MAX_HIT_CHARS)
             rows.append(
                 f"- [{hit.source_type} {where}{' ' + hit.source_date if hit.source_date else ''}] {content}"
             )
