@@ -24,7 +24,13 @@ from memory_assets.core.durable import file_lock, named_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.retire import MIN_RETIRE_CHARS, clean_handoff_line, remove_first_lines, retire_texts
+from memory_assets.core.retire import (
+    MIN_RETIRE_CHARS,
+    affected_keys,
+    clean_handoff_line,
+    remove_first_lines,
+    retire_texts,
+)
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 from memory_assets.settings import Settings
@@ -62,16 +68,13 @@ def read_handoff(settings: Settings) -> tuple[list[str], int, list[str]]:
     if not path.exists():
         return [], 0, []
     try:
-        data = path.read_bytes()
+        ft = read_text(path)
     except OSError as exc:
         raise ReconcileError(
             f"{path}: unreadable ({exc}); left in place, fix its permissions and rerun"
         ) from exc
-    ft = read_text(path)
-    lines = data.split(b"\n")
-    complete = lines[:-1]  # a last line without its newline is still being written
-    texts = ft.text.split("\n")[: len(complete)]
-    return texts, len(complete), ft.warnings
+    texts = ft.text.split("\n")[:-1]  # a last line without its newline is still being written
+    return texts, len(texts), ft.warnings
 
 
 def retire_superseded(settings: Settings, indexer: Indexer, result: ReconcileResult) -> None:
@@ -178,8 +181,6 @@ def unforget(settings: Settings, indexer: Indexer, text: str) -> dict[str, Any]:
                 kept.append(line)
             if removed:
                 write_atomic(path, "".join(f"{k}\n" for k in kept))
-    from memory_assets.core.retire import affected_keys
-
     keys = affected_keys(settings, [text], pages=True)[text]
     embedded = sum(indexer.reindex_key(k).embedded for k in keys)
     still = norm in read_tombstones(path).contents
