@@ -42,7 +42,7 @@ import json
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -503,22 +503,18 @@ def recorded_nowhere_else(settings: Settings, table_uri: str | None = None) -> C
         "unrecorded": len(check.unrecorded),
         "table": f"{found.uri} ({found.table_name})",
     }
-    details: list[dict[str, str | int]] = [
-        {
-            "id": r.id,
-            "day": r.sample()["day"] or "undated",
-            "content": r.sample()["content"],
-            "recorded_in": "-",
+
+    def detail(row: LegacyRow, recorded_in: str) -> dict[str, str | int]:
+        sample = row.sample()
+        return {
+            "id": row.id,
+            "day": sample["day"] or "undated",
+            "content": sample["content"],
+            "recorded_in": recorded_in,
         }
-        for r in check.unrecorded
-    ] + [
-        {
-            "id": r.id,
-            "day": r.sample()["day"] or "undated",
-            "content": r.sample()["content"],
-            "recorded_in": check.where[r.id],
-        }
-        for r in check.recorded[:SAMPLE_SIZE]
+
+    details = [detail(r, "-") for r in check.unrecorded] + [
+        detail(r, check.where[r.id]) for r in check.recorded[:SAMPLE_SIZE]
     ]
     flag = _table_flag(table_uri)
     if last is not None and last.get("action") == "apply" and found.rows:
@@ -774,21 +770,7 @@ class ApplyResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "confirmed": self.confirmed,
-            "uri": self.uri,
-            "table": self.table,
-            "legacy_rows": self.legacy_rows,
-            "rows_before": self.rows_before,
-            "deleted": self.deleted,
-            "rows_after": self.rows_after,
-            "backup": self.backup,
-            "backup_copy": self.backup_copy,
-            "restore": self.restore,
-            "other_users_legacy_rows": self.other_users_legacy_rows,
-            "blocks_kept": self.blocks_kept,
-            "notes": self.notes,
-        }
+        return asdict(self)
 
 
 def _table_flag(table_uri: str | None) -> str:
@@ -949,17 +931,7 @@ class RestoreResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "backup": self.backup,
-            "method": self.method,
-            "uri": self.uri,
-            "table": self.table,
-            "rows": self.rows,
-            "legacy_rows": self.legacy_rows,
-            "version": self.version,
-            "set_aside": self.set_aside,
-            "notes": self.notes,
-        }
+        return asdict(self)
 
 
 def _resolve_copy(store: MemoryStore, backup: str) -> Path | None:

@@ -14,7 +14,6 @@ from pydantic import Field
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.legacy import (
     CHECK_NAME,
-    SAMPLE_SIZE,
     LegacyError,
     apply,
     export,
@@ -123,7 +122,7 @@ def legacy_rows_exported(
             "undated": len(result.undated),
             "days": dg.MetadataValue.md("\n".join(f"- {d}" for d in result.days) or "_none_"),
             "destinations": dg.MetadataValue.json(out["destinations"]),
-            "undated_sample": _md(out.get("undated_sample", [])[:SAMPLE_SIZE]),
+            "undated_sample": _md(out["undated_sample"]),
             "rows_embedded": swept,
         },
         check_results=[_checked(memory, "legacy_rows_exported")],
