@@ -669,7 +669,7 @@ def _log_blocks(day: date, items: list[tuple[LegacyRow, tuple[str, ...]]], now: 
             texts.append(block.text)
     if not texts:
         return None
-    return LogBlock(day, f"# Daily Log - {day.isoformat()}\n", "".join(texts))
+    return LogBlock(day, "".join(texts))
 
 
 def export(settings: Settings, table_uri: str | None = None, today: date | None = None) -> ExportResult:

@@ -146,12 +146,16 @@ class LogBlock:
     """One conversation block, exactly as it is appended to its day's log."""
 
     day: date
-    header: str  # the log's H1, written first when the log is new or empty
     text: str  # the block: a blank line, ``## HH:MM — chat``, a blank line, the fact lines
 
     @property
     def filename(self) -> str:
         return f"{self.day.isoformat()}.md"
+
+    @property
+    def header(self) -> str:
+        """The log's H1, written first when the log is new or empty."""
+        return f"# Daily Log - {self.day.isoformat()}\n"
 
 
 def format_block(chat_id: str, facts: Iterable[LogFact], now: datetime | None = None) -> LogBlock | None:
@@ -162,7 +166,7 @@ def format_block(chat_id: str, facts: Iterable[LogFact], now: datetime | None = 
         return None
     day = now.date()
     text = f"\n## {now:%H:%M} — {chat_id[:8]}\n\n" + "\n".join(lines) + "\n"
-    return LogBlock(day, f"# Daily Log - {day.isoformat()}\n", text)
+    return LogBlock(day, text)
 
 
 def append_block(archive_dir: Path, block: LogBlock) -> Path:
