@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -59,7 +60,16 @@ from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.home import init_home
 from memory_assets.core.index.embedder import Embedder, shared_embedder
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import RANKING, Ranking, search
+from memory_assets.core.index.retrieval import (
+    ANN_NPROBES,
+    ANN_REFINE,
+    COLUMNS,
+    RANKING,
+    _FTS_SAFE,
+    Ranking,
+    _id_clause,
+    search,
+)
 from memory_assets.core.index.rows import ARCHIVE, IndexRow
 from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore
 from memory_assets.core.text import stable_id
@@ -69,6 +79,7 @@ TODAY = date(2026, 11, 29)  # a Sunday; "last week" is 16-22 November
 FIRST_DAY = date(2026, 3, 2)
 KINDS = ("single-hop", "multi-hop", "temporal", "open-domain")
 TUNE_SEED, REPORT_SEED = 1, 2
+
 
 # ---------------------------------------------------------------------------------------------
 # The generator's vocabulary. Person names do not occur in _common's filler sentences.
@@ -798,6 +809,77 @@ def latency(home: Home, searchers: dict[str, Callable[..., Any]], rounds: int) -
 # ---------------------------------------------------------------------------------------------
 
 
+def pieces(home: Home, rounds: int) -> dict[str, dict[str, float]]:
+    """What a search() at this size spends on LanceDB, piece by piece, interleaved question by
+    question: each leg alone as search() runs it (depths, columns with vectors, ANN settings),
+    both at once (vector leg on a thread, as search() does), and the BM25 look-up of the rows only
+    the vector leg found (one filtered full-text query, which search() runs after both legs)."""
+    table_ = home.store.read_facts().table  # type: ignore[union-attr]
+    columns = [*COLUMNS, "vector"]
+    pool = ThreadPoolExecutor(max_workers=1)
+
+    def vector_leg(i: int) -> Any:
+        q = (
+            table_.search(home.vectors[i])
+            .distance_type("cosine")
+            .nprobes(ANN_NPROBES)
+            .refine_factor(ANN_REFINE)
+        )
+        return q.limit(RANKING.vector_depth(10)).select([*columns, "_distance"]).to_arrow()
+
+    def text_leg(i: int) -> Any:
+        text = " ".join(_FTS_SAFE.sub(" ", home.history.questions[i].text).split())
+        return (
+            table_.search(text, query_type="fts")
+            .limit(RANKING.text_depth(10))
+            .select([*columns, "_score"])
+            .to_arrow()
+        )
+
+    def both(i: int) -> Any:
+        future = pool.submit(vector_leg, i)
+        return text_leg(i), future.result()
+
+    lookups = []
+    for i in range(len(home.history.questions)):
+        texts, vectors = both(i)
+        missing = sorted(set(vectors.column("id").to_pylist()) - set(texts.column("id").to_pylist()))
+        text = " ".join(_FTS_SAFE.sub(" ", home.history.questions[i].text).split())
+        lookups.append((text, _id_clause(missing)) if missing and text else None)
+
+    def look_up(i: int) -> Any:
+        if lookups[i] is None:
+            return None
+        text, clause = lookups[i]
+        return (
+            table_.search(text, query_type="fts")
+            .where(clause, prefilter=True)
+            .limit(None)
+            .select(["id", "_score"])
+            .to_arrow()
+        )
+
+    timed_pieces = {
+        "vector leg alone": vector_leg,
+        "full-text leg alone": text_leg,
+        "both legs at once": both,
+        "BM25 look-up alone": look_up,
+    }
+    samples: dict[str, list[float]] = {name: [] for name in timed_pieces}
+    for _ in range(rounds):
+        for i in range(len(home.history.questions)):
+            for name, fn in timed_pieces.items():
+                if name == "BM25 look-up alone" and lookups[i] is None:
+                    continue
+                begin = time.perf_counter()
+                fn(i)
+                samples[name].append((time.perf_counter() - begin) * 1000.0)
+    pool.shutdown()
+    return {
+        name: {"p50": percentile(v, 50), "p95": percentile(v, 95), "n": len(v)} for name, v in samples.items()
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -891,6 +973,19 @@ def main() -> int:
                     "calls",
                 ],
             )
+        )
+
+        print("\n## Where a search's time goes at this size (LanceDB alone, interleaved)\n")
+        parts = pieces(home, rounds)
+        print(
+            table(
+                [[name, f"{v['p50']:.1f}", f"{v['p95']:.1f}", v["n"]] for name, v in parts.items()],
+                ["piece", "p50 ms", "p95 ms", "calls"],
+            )
+        )
+        print(
+            "\nsearch() runs the two legs at once, then the look-up when the full-text leg was cut at its depth "
+            "and the vector leg found rows it did not return, then scores in Python."
         )
 
         print("\n## Summary\n")
