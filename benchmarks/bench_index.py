@@ -626,7 +626,7 @@ def bench_search(
         ]
 
     def vector_component(i: int, ann: bool) -> list[str]:
-        """The vector query exactly as search() builds it (k = 40 candidates)."""
+        """The vector query as search() builds it (k = 40 candidates), through the synchronous API."""
         q = store.table().search(qvecs[i]).distance_type("cosine").where(where, prefilter=True)
         if ann:
             q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
@@ -695,9 +695,10 @@ def bench_search(
     hybrid_ann = [hybrid(i) for i in range(n_queries)]
 
     def raw_legs(i: int) -> tuple[list[str], list[str]]:
-        """Only the two LanceDB queries search() runs, side by side, with the columns the search
-        before this release selected: what search() cost before the collapse, the query-time
-        tombstone filter, the content cap and the recall log were added."""
+        """The two LanceDB queries the backbone's search() ran, side by side, through the synchronous
+        API, with the columns and the ANN refine factor (5) it used: what search() cost before the
+        collapse, the query-time tombstone filter, the content cap and the recall log were added,
+        and before the retrieval issue's look-up and deeper full-text leg."""
 
         def vector_leg() -> list[dict]:
             q = store.table().search(qvecs[i]).distance_type("cosine").where(where, prefilter=True)

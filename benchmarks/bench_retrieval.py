@@ -36,6 +36,7 @@ Figures go to stdout, progress to stderr.
 import _common  # noqa: F401
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -59,6 +60,7 @@ from _common import fact_sentences, log, percentile, table, vary
 from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.home import init_home
 from memory_assets.core.index.embedder import Embedder, shared_embedder
+from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import (
     ANN_NPROBES,
@@ -811,14 +813,33 @@ def latency(home: Home, searchers: dict[str, Callable[..., Any]], rounds: int) -
 
 def pieces(home: Home, rounds: int) -> dict[str, dict[str, float]]:
     """What a search() at this size spends on LanceDB, piece by piece, interleaved question by
-    question: each leg alone as search() runs it (depths, columns with vectors, ANN settings),
-    both at once (vector leg on a thread, as search() does), and the BM25 look-up of the rows only
-    the vector leg found (one filtered full-text query, which search() runs after both legs)."""
-    table_ = home.store.read_facts().table  # type: ignore[union-attr]
+    question: each leg alone as search() runs it (depths, columns with vectors, ANN settings, the
+    async API on the caller's thread), both at once (awaited together, as search() does), the BM25
+    look-up of the rows only the vector leg found (one filtered full-text query, which search()
+    awaits after both legs), and both legs the way search() ran them before (LanceDB's synchronous
+    API, the vector leg on a thread): what the async reads saved."""
+    store = home.store
+    table_ = store.read_facts().table  # type: ignore[union-attr]
+    reader = run(store.read_latest())[1]  # type: ignore[index]
     columns = [*COLUMNS, "vector"]
     pool = ThreadPoolExecutor(max_workers=1)
 
+    def text_of(i: int) -> str:
+        return " ".join(_FTS_SAFE.sub(" ", home.history.questions[i].text).split())
+
     def vector_leg(i: int) -> Any:
+        q = reader.query().nearest_to(home.vectors[i]).distance_type("cosine")
+        q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
+        return q.limit(RANKING.vector_depth(10)).select([*columns, "_distance"]).to_arrow()
+
+    def text_leg(i: int) -> Any:
+        q = reader.query().nearest_to_text(text_of(i)).limit(RANKING.text_depth(10))
+        return q.select([*columns, "_score"]).to_arrow()
+
+    async def gathered(i: int) -> Any:
+        return await asyncio.gather(text_leg(i), vector_leg(i))
+
+    def sync_vector_leg(i: int) -> Any:
         q = (
             table_.search(home.vectors[i])
             .distance_type("cosine")
@@ -827,43 +848,27 @@ def pieces(home: Home, rounds: int) -> dict[str, dict[str, float]]:
         )
         return q.limit(RANKING.vector_depth(10)).select([*columns, "_distance"]).to_arrow()
 
-    def text_leg(i: int) -> Any:
-        text = " ".join(_FTS_SAFE.sub(" ", home.history.questions[i].text).split())
-        return (
-            table_.search(text, query_type="fts")
-            .limit(RANKING.text_depth(10))
-            .select([*columns, "_score"])
-            .to_arrow()
-        )
-
-    def both(i: int) -> Any:
-        future = pool.submit(vector_leg, i)
-        return text_leg(i), future.result()
+    def sync_both(i: int) -> Any:
+        future = pool.submit(sync_vector_leg, i)
+        q = table_.search(text_of(i), query_type="fts").limit(RANKING.text_depth(10))
+        return q.select([*columns, "_score"]).to_arrow(), future.result()
 
     lookups = []
     for i in range(len(home.history.questions)):
-        texts, vectors = both(i)
+        texts, vectors = run(gathered(i))
         missing = sorted(set(vectors.column("id").to_pylist()) - set(texts.column("id").to_pylist()))
-        text = " ".join(_FTS_SAFE.sub(" ", home.history.questions[i].text).split())
-        lookups.append((text, _id_clause(missing)) if missing and text else None)
+        lookups.append(_id_clause(missing) if missing and text_of(i) else None)
 
     def look_up(i: int) -> Any:
-        if lookups[i] is None:
-            return None
-        text, clause = lookups[i]
-        return (
-            table_.search(text, query_type="fts")
-            .where(clause, prefilter=True)
-            .limit(None)
-            .select(["id", "_score"])
-            .to_arrow()
-        )
+        q = reader.query().nearest_to_text(text_of(i)).where(lookups[i]).limit(RANKING.vector_depth(10))
+        return q.select(["id", "_score"]).to_arrow()
 
-    timed_pieces = {
-        "vector leg alone": vector_leg,
-        "full-text leg alone": text_leg,
-        "both legs at once": both,
-        "BM25 look-up alone": look_up,
+    timed_pieces: dict[str, Callable[[int], Any]] = {
+        "vector leg alone": lambda i: run(vector_leg(i)),
+        "full-text leg alone": lambda i: run(text_leg(i)),
+        "both legs at once": lambda i: run(gathered(i)),
+        "BM25 look-up alone": lambda i: run(look_up(i)),
+        "both legs, sync API (before)": sync_both,
     }
     samples: dict[str, list[float]] = {name: [] for name in timed_pieces}
     for _ in range(rounds):

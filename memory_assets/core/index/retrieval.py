@@ -36,9 +36,10 @@ The read path never writes to the index and never migrates a table: an assistant
 searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotated by size).
 """
 
+import asyncio
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
@@ -49,6 +50,7 @@ import numpy as np
 import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
+from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.query_dates import (
     DateWindow,
@@ -65,10 +67,13 @@ from memory_assets.settings import Settings
 DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
 DEFAULT_MAX_CHARS = 2000
 ANN_NPROBES = 20
+# Candidates re-ranked on full vectors: every candidate's cosine is computed exactly below anyway,
+# but without the refine the 8-bit ANN brings other rows into the pool (on bench_retrieval's padded
+# table, recall@10 fell 2.6 points on single-hop and open-domain questions with it at 0).
 ANN_REFINE = 5
 CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-search")
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-recall-log")
 _RECALLS: list[Future[None]] = []  # recall-log writes not yet known to be done (flush_recalls waits)
 _RECALLS_LOCK = threading.Lock()
 COLUMNS = [
@@ -309,15 +314,17 @@ class _Scorer:
         self.leg_last = 0.0  # ... and its last (lowest) score
         self.vectors: dict[str, np.ndarray] = {}
 
-    def bm25_of(self, clause: str) -> dict[str, float]:
-        """BM25 scores of the rows under ``clause`` that share a term with the query. LanceDB's
-        scores use the whole table's statistics under a filter, so they compare with the leg's."""
+    async def bm25_of(self, clause: str, at_most: int) -> dict[str, float]:
+        """BM25 scores of the (at most ``at_most``) rows under ``clause`` that share a term with the
+        query. LanceDB's scores use the whole table's statistics under a filter, so they compare
+        with the leg's."""
         if not self.fts:
             return {}
-        data = (
-            self.table.search(self.text, query_type="fts")
-            .where(_and(self.where, clause), prefilter=True)
-            .limit(None)
+        data = await (
+            self.table.query()
+            .nearest_to_text(self.text)
+            .where(_and(self.where, clause))
+            .limit(at_most)
             .select(["id", "_score"])
             .to_arrow()
         )
@@ -325,7 +332,7 @@ class _Scorer:
             zip(data.column("id").to_pylist(), map(float, data.column("_score").to_pylist()), strict=True)
         )
 
-    def look_up_bm25(self, ids: Sequence[str]) -> None:
+    async def look_up_bm25(self, ids: Sequence[str]) -> None:
         """The BM25 score of rows the full-text leg did not return. When the leg was not cut at its
         depth, every row it missed shares no term with the query (0). Otherwise LanceDB scores them
         under an id filter: exact for rows in the full-text index (its statistics are the whole
@@ -337,7 +344,7 @@ class _Scorer:
             return
         if not self.text_complete and self.leg_best is not None:
             best_id, best_score = self.leg_best
-            found = self.bm25_of(_id_clause([*missing, best_id]))
+            found = await self.bm25_of(_id_clause([*missing, best_id]), len(missing) + 1)
             seen = found.pop(best_id, 0.0)
             scale = best_score / seen if seen > 0 and abs(seen - best_score) > 1e-6 * best_score else 1.0
             for row_id, value in found.items():
@@ -345,16 +352,22 @@ class _Scorer:
         for row_id in missing:
             self.bm25.setdefault(row_id, 0.0)
 
-    def score(self, rows: Sequence[dict[str, Any]]) -> list[_Scored]:
-        """Both legs and the priors for ``rows`` (tombstoned rows dropped); vectors in ``self.vectors``."""
-        kept = [
-            r
-            for r in rows
-            if not ((self.tombs.contents or self.tombs.claims) and self.tombs.hides(r["content"]))
-        ]
+    def visible(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``rows`` without the tombstoned ones."""
+        if not (self.tombs.contents or self.tombs.claims):
+            return list(rows)
+        return [r for r in rows if not self.tombs.hides(r["content"])]
+
+    async def scored(self, rows: Iterable[dict[str, Any]]) -> list[_Scored]:
+        """The visible ``rows`` with both legs' scores and the priors (their BM25 looked up first)."""
+        kept = self.visible(rows)
+        await self.look_up_bm25([r["id"] for r in kept])
+        return self.score(kept)
+
+    def score(self, kept: Sequence[dict[str, Any]]) -> list[_Scored]:
+        """Both legs and the priors for visible ``rows`` whose BM25 is known; vectors in ``self.vectors``."""
         if not kept:
             return []
-        self.look_up_bm25([r["id"] for r in kept])
         if self.query is not None:
             matrix = np.stack([self.vectors[r["id"]] for r in kept])
             norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(self.query)) or 1.0)
@@ -410,17 +423,18 @@ def search(
     relative dates in the question ("last week") and the recency of facts (default: today, UTC).
     ``context=N`` attaches up to N neighbouring lines on each side of every hit (``Hit.context``).
     ``ranking`` replaces the tuned weights and depths (benchmarks compare rankings with it)."""
-    facts = store.read_facts()
-    if facts is None:
+    latest = run(store.read_latest())
+    if latest is None:
         raise EmptyIndexError(
             f"the index at {store.uri} has never been built (no table {store.table_name}); "
             "run `memory-assets reindex`"
         )
     if limit <= 0 or not query.strip():
         return []
+    facts, table = latest
     if facts.rows == 0:
         raise EmptyIndexError(f"the index at {store.uri} is empty; run `memory-assets reindex`")
-    table, legacy = facts.table, facts.legacy
+    legacy = facts.legacy
     if legacy and (source_types or date_from or date_to):
         store.require_current("filtering by source type or fact date")
     ranking = ranking or RANKING
@@ -432,82 +446,27 @@ def search(
     if query_vector is not None:
         facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
     text = " ".join(_FTS_SAFE.sub(" ", query).split())
-    columns = [*(LEGACY_COLUMNS if legacy else COLUMNS), "vector"]
-    ann = facts.ann
-    text_depth = ranking.text_depth(limit)
-
-    def vector_rows(clause: str | None, k: int) -> pa.Table:
-        q = table.search(query_vector).distance_type("cosine")
-        if clause:
-            q = q.where(clause, prefilter=True)
-        if ann:
-            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
-        return q.limit(k).select([*columns, "_distance"]).to_arrow()
-
-    def text_rows(clause: str | None, k: int) -> pa.Table:
-        q = table.search(text, query_type="fts")
-        if clause:
-            q = q.where(clause, prefilter=True)
-        return q.limit(k).select([*columns, "_score"]).to_arrow()
-
-    # The legs are independent LanceDB queries that run in Rust without the GIL: the vector legs
-    # go to the pool while the full-text legs run here. A question that names dates adds a leg of
-    # each kind filtered to its windows, so a fact of that day is a candidate whatever its words.
-    use_text = bool(text) and facts.fts
-    window_where = _and(where, _window_clause(windows)) if windows and not legacy else None
     tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
-    scorer = _Scorer(
-        table=table,
-        text=text,
-        where=where,
-        query_vector=query_vector,
-        ranking=ranking,
-        windows=windows,
-        current=asks_current_state(query),
-        today=today,
-        legacy=legacy,
-        tombs=tombs,
-        fts=use_text,
+    hits = run(
+        _search(
+            table,
+            text=text,
+            query=query,
+            query_vector=query_vector,
+            where=where,
+            windows=windows,
+            current=asks_current_state(query),
+            today=today,
+            legacy=legacy,
+            ann=facts.ann,
+            fts=facts.fts,
+            rows=facts.rows,
+            tombs=tombs,
+            limit=limit,
+            context=context,
+            ranking=ranking,
+        )
     )
-
-    pending = []
-    if query_vector is not None:
-        pending.append(_POOL.submit(vector_rows, where, ranking.vector_depth(limit)))
-        if window_where:
-            pending.append(_POOL.submit(vector_rows, window_where, ranking.window_depth(limit)))
-    text_results = []
-    if use_text:
-        text_results.append(text_rows(where, text_depth))
-        if window_where:
-            text_results.append(text_rows(window_where, ranking.window_depth(limit)))
-    vector_results = []
-    for future in pending:
-        vector_results.append(future.result())
-    if text_results:
-        leg = text_results[0]
-        scorer.text_complete = leg.num_rows < text_depth or facts.rows <= text_depth
-        if leg.num_rows:
-            scores = leg.column("_score").to_pylist()
-            scorer.leg_best = (leg.column("id")[0].as_py(), float(scores[0]))
-            scorer.leg_last = float(min(scores))
-    found: dict[str, dict[str, Any]] = {}
-    for data in [*text_results, *vector_results]:
-        _collect(data, found, scorer)
-    scorer.best = max(scorer.bm25.values(), default=0.0)
-    scored = sorted(scorer.score(list(found.values())), key=_sort_key)
-    if ranking.hop:
-        scored = _second_hop(scored, query, ranking, limit)
-    kept = _collapse(scored, scorer.vectors, limit)
-    if context > 0 and kept and not legacy:
-        kept, contexts = _with_context(kept, scorer, columns, context, limit)
-    else:
-        contexts = {}
-    hits = []
-    for s, duplicates in kept:
-        hit = s.hit()
-        hit.duplicates = duplicates
-        hit.context = contexts.get(s.id, [])
-        hits.append(hit)
     max_chars = settings.search_max_chars if settings is not None else DEFAULT_MAX_CHARS
     for hit in hits:
         if len(hit.content) > max_chars:
@@ -524,6 +483,101 @@ def search(
         )
         with _RECALLS_LOCK:
             _RECALLS[:] = [f for f in _RECALLS if not f.done()] + [future]
+    return hits
+
+
+async def _search(
+    table: Any,
+    *,
+    text: str,
+    query: str,
+    query_vector: Any,
+    where: str | None,
+    windows: list[DateWindow],
+    current: bool,
+    today: date,
+    legacy: bool,
+    ann: bool,
+    fts: bool,
+    rows: int,
+    tombs: Tombstones,
+    limit: int,
+    context: int,
+    ranking: Ranking,
+) -> list[Hit]:
+    """The queries and the ranking of one search, awaited in one coroutine on the caller's thread
+    (``async_reads``): the legs run side by side, then the BM25 look-up, then the context.
+    ``table`` is the async handle ``MemoryStore.read_latest`` opened."""
+    columns = [*(LEGACY_COLUMNS if legacy else COLUMNS), "vector"]
+    text_depth = ranking.text_depth(limit)
+
+    def vector_rows(clause: str | None, k: int) -> Awaitable[pa.Table]:
+        q = table.query().nearest_to(query_vector).distance_type("cosine")
+        if clause:
+            q = q.where(clause)
+        if ann:
+            q = q.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
+        return q.limit(k).select([*columns, "_distance"]).to_arrow()
+
+    def text_rows(clause: str | None, k: int) -> Awaitable[pa.Table]:
+        q = table.query().nearest_to_text(text)
+        if clause:
+            q = q.where(clause)
+        return q.limit(k).select([*columns, "_score"]).to_arrow()
+
+    # The legs are independent LanceDB queries, awaited together. A question that names dates adds
+    # a leg of each kind filtered to its windows, so a fact of that day is a candidate whatever its
+    # words.
+    use_text = bool(text) and fts
+    window_where = _and(where, _window_clause(windows)) if windows and not legacy else None
+    scorer = _Scorer(
+        table=table,
+        text=text,
+        where=where,
+        query_vector=query_vector,
+        ranking=ranking,
+        windows=windows,
+        current=current,
+        today=today,
+        legacy=legacy,
+        tombs=tombs,
+        fts=use_text,
+    )
+    legs: list[Awaitable[pa.Table]] = []
+    if use_text:
+        legs.append(text_rows(where, text_depth))
+        if window_where:
+            legs.append(text_rows(window_where, ranking.window_depth(limit)))
+    if query_vector is not None:
+        legs.append(vector_rows(where, ranking.vector_depth(limit)))
+        if window_where:
+            legs.append(vector_rows(window_where, ranking.window_depth(limit)))
+    results = await asyncio.gather(*legs)
+    if use_text:
+        leg = results[0]
+        scorer.text_complete = leg.num_rows < text_depth or rows <= text_depth
+        if leg.num_rows:
+            scores = leg.column("_score").to_pylist()
+            scorer.leg_best = (leg.column("id")[0].as_py(), float(scores[0]))
+            scorer.leg_last = float(min(scores))
+    found: dict[str, dict[str, Any]] = {}
+    for data in results:
+        _collect(data, found, scorer)
+    scorer.best = max(scorer.bm25.values(), default=0.0)
+    scored = sorted(await scorer.scored(found.values()), key=_sort_key)
+    if ranking.hop:
+        scored = _second_hop(scored, query, ranking, limit)
+    kept = _collapse(scored, scorer.vectors, limit)
+    if context > 0 and kept and not legacy:
+        kept, contexts = await _with_context(kept, scorer, columns, context, limit)
+    else:
+        contexts = {}
+    hits = []
+    for s, duplicates in kept:
+        hit = s.hit()
+        hit.duplicates = duplicates
+        hit.context = contexts.get(s.id, [])
+        hits.append(hit)
     return hits
 
 
@@ -658,7 +712,7 @@ def _unit_key(row: dict[str, Any]) -> tuple[object, ...]:
     return (kind, row.get("source_file"), *part)
 
 
-def _with_context(
+async def _with_context(
     kept: list[tuple[_Scored, int]], scorer: _Scorer, columns: list[str], context: int, limit: int
 ) -> tuple[list[tuple[_Scored, int]], dict[str, list[ContextLine]]]:
     """Fetch the hits' neighbours (one query), score them as hits, let a neighbour that outscores a
@@ -680,7 +734,7 @@ def _with_context(
         f"AND chunk_index <= {high + span})"
         for (t, f), (low, high) in ranges.items()
     )
-    data = scorer.table.search().where(_and(scorer.where, near)).select(columns).limit(None).to_arrow()
+    data = await scorer.table.query().where(_and(scorer.where, near) or near).select(columns).to_arrow()
     known = {s.id: s for s, _ in kept}
     fresh: list[dict[str, Any]] = []
     if data.num_rows:
@@ -690,7 +744,7 @@ def _with_context(
             if row["id"] not in known:
                 scorer.vectors.setdefault(row["id"], matrix[i])
                 fresh.append(row)
-    neighbours = {s.id: s for s in scorer.score(fresh)}
+    neighbours = {s.id: s for s in await scorer.scored(fresh)}
     by_unit: dict[tuple[object, ...], list[_Scored]] = {}
     for s in [*known.values(), *neighbours.values()]:
         by_unit.setdefault(_unit_key(s.row), []).append(s)

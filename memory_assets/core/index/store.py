@@ -154,7 +154,9 @@ class MemoryStore:
         self.table_name = table_name
         self.user_id = user_id
         self._db: Any = None
+        self._session: Any = None
         self._table: Any = None
+        self._reader: Any = None  # the table through LanceDB's async API: retrieval's queries
         self._facts: dict[str, Any] = {}
         self._version: int | None = None  # the handle's version, once read since it was last opened
         self._schema: tuple[int, pa.Schema] | None = None
@@ -168,8 +170,40 @@ class MemoryStore:
         if self._db is None:
             import lancedb
 
-            self._db = lancedb.connect(self.uri)
+            self._db = lancedb.connect(self.uri, session=self._lance_session())
         return self._db
+
+    def _lance_session(self) -> Any:
+        """One LanceDB session (its index and metadata caches) for both of this store's handles."""
+        if self._session is None:
+            import lancedb
+
+            self._session = lancedb.Session()
+        return self._session
+
+    async def read_latest(self) -> "tuple[ReadFacts, Any] | None":
+        """The latest version's read facts and the table through LanceDB's async API (None when no
+        table exists). Retrieval awaits all of a search's queries in one coroutine
+        (``async_reads.run``) instead of crossing to LanceDB's background loop for each: once the
+        async handle is open, a search whose version's facts are known reads nothing through the
+        synchronous API. The handle shares this store's session, so the ANN and full-text indexes
+        are cached once for both."""
+        reader = self._reader
+        if reader is None:
+            facts = self.read_facts()  # opens the table, or finds none
+            if facts is None:
+                return None
+            import lancedb
+
+            db = await lancedb.connect_async(self.uri, session=self._lance_session())
+            reader = self._reader = await db.open_table(self.table_name)
+            return facts, reader
+        await reader.checkout_latest()
+        cached = self._facts.get("read")
+        if cached is not None and cached.version == await reader.version():
+            return cached, reader
+        facts = self.read_facts()
+        return (facts, reader) if facts is not None else None
 
     def exists(self) -> bool:
         return self.table_name in self.db.list_tables(limit=10_000).tables
@@ -222,6 +256,7 @@ class MemoryStore:
     def _reset(self, table: Any) -> None:
         """A new handle (opened, created, migrated, rebuilt): nothing cached carries over."""
         self._table = table
+        self._reader = None
         self._version = None
         self._schema = None
         self._facts.clear()

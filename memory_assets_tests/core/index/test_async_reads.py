@@ -1,0 +1,87 @@
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date
+
+import pytest
+
+from memory_assets.core.index.async_reads import run
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.retrieval import search
+from memory_assets.core.index.store import MemoryStore
+from memory_assets.settings import Settings
+from memory_assets_tests.conftest import write_facts
+from memory_assets_tests.core.index.test_retrieval import build
+
+
+async def _thread_name() -> str:
+    await asyncio.sleep(0)
+    return threading.current_thread().name
+
+
+async def _fail() -> None:
+    raise ValueError("from the coroutine")
+
+
+def test_run_uses_the_calling_thread_and_raises_what_the_coroutine_raises() -> None:
+    assert run(_thread_name()) == threading.current_thread().name
+    assert run(_thread_name()) == threading.current_thread().name  # the thread's loop is reused
+    with pytest.raises(ValueError, match="from the coroutine"):
+        run(_fail())
+
+
+def test_run_inside_a_running_event_loop_uses_a_worker_thread() -> None:
+    async def caller() -> str:
+        return run(_thread_name())
+
+    name = asyncio.run(caller())
+    assert name.startswith("memory-async-reads") and name != threading.current_thread().name
+
+
+def test_search_from_threads_and_from_inside_an_event_loop_returns_the_same_hits(
+    settings: Settings, indexer: Indexer
+) -> None:
+    build(settings, indexer)
+    vector = indexer.embedder.embed_query("food allergies")
+
+    def ids() -> list[str]:
+        return [h.id for h in search(indexer.store, "food allergies", query_vector=vector)]
+
+    expected = ids()
+    assert len(expected) == 3
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert [f.result() for f in [pool.submit(ids) for _ in range(8)]] == [expected] * 8
+
+    async def assistant() -> list[str]:  # an async caller of the synchronous library
+        return ids()
+
+    assert asyncio.run(assistant()) == expected
+
+
+def test_a_reader_sees_what_another_handle_committed_since_its_last_search(
+    settings: Settings, indexer: Indexer
+) -> None:
+    build(settings, indexer)
+    reader = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    assert not search(reader, "Grenoble", embedder=None)
+    write_facts(settings, date(2026, 11, 28), "Moved to Grenoble for a new job")
+    indexer.sweep()  # the indexer's own handle commits
+    hits = search(reader, "Grenoble", embedder=None)
+    assert [h.content for h in hits] == ["Moved to Grenoble for a new job"]
+
+
+def test_a_forked_child_runs_on_a_loop_of_its_own() -> None:
+    import multiprocessing
+
+    run(_thread_name())  # this thread now has a loop the child must not reuse
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        assert pool.apply(_child_runs) == "ok"
+
+
+def _child_runs() -> str:
+    from memory_assets.core.index import async_reads
+
+    assert getattr(async_reads._LOCAL, "runner", None) is None
+    run(_thread_name())
+    return "ok"
