@@ -69,11 +69,10 @@ from memory_assets.core.index.retrieval import (
     RANKING,
     _FTS_SAFE,
     Ranking,
-    _id_clause,
     search,
 )
 from memory_assets.core.index.rows import ARCHIVE, IndexRow
-from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore
+from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore, id_in
 from memory_assets.core.text import stable_id
 from memory_assets.settings import Settings
 
@@ -857,7 +856,7 @@ def pieces(home: Home, rounds: int) -> dict[str, dict[str, float]]:
     for i in range(len(home.history.questions)):
         texts, vectors = run(gathered(i))
         missing = sorted(set(vectors.column("id").to_pylist()) - set(texts.column("id").to_pylist()))
-        lookups.append(_id_clause(missing) if missing and text_of(i) else None)
+        lookups.append(id_in(missing) if missing and text_of(i) else None)
 
     def look_up(i: int) -> Any:
         q = reader.query().nearest_to_text(text_of(i)).where(lookups[i]).limit(RANKING.vector_depth(10))

@@ -4,9 +4,11 @@
 
 Commands:
     init                      create the memory home (folders, vault skeleton); never overwrites
-    reindex [--full]          bring the index in line with the markdown (--full: ignore the state,
-                              diff every file, rebuild the table if the embedding model changed);
-                              migrates an assistant-era table first
+    reindex [--full] [--rebuild]
+                              bring the index in line with the markdown (--full: ignore the state,
+                              diff every file, rebuild the table if the embedding model changed;
+                              --rebuild: recreate it and embed every row again); migrates an
+                              assistant-era table first
     migrate                   migrate an assistant-era table to this schema (reads never do)
     optimize                  compact the table, fold new rows into its indexes, prune old versions
     search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line;
@@ -16,8 +18,8 @@ Commands:
                               stored embeddings) and the on-disk backlog; writes pairs.parquet,
                               clusters.parquet and report.json beside the index
     check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, ids
-                              unique, nothing tombstoned indexed, table bounded, no legacy row
-                              recorded nowhere else); exit 1 on a failure
+                              unique, nothing tombstoned indexed, table bounded, sampled rows found
+                              by search, no legacy row recorded nowhere else); exit 1 on a failure
     memory-md show|edit       MEMORY.md's zones; edit [--who ID] (--text TEXT | --file PATH) makes the
                               manual zone the given text under a `verified: human:<id>` stamp
     write-turn --user TEXT    one conversation turn through the write path ([--assistant TEXT]
@@ -98,7 +100,7 @@ def _indexer(args: argparse.Namespace, embed: bool = False) -> Any:
 
 def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
     indexer = _indexer(args, embed=True)
-    result = indexer.sweep(full=args.full)
+    result = indexer.sweep(full=args.full, rebuild=args.rebuild)
     for warning in result.warnings:
         logging.getLogger("memory_assets").warning(warning)
     summary = result.summary()
@@ -226,7 +228,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.accept_log:
         for name in accept(settings.memory_dir, args.accept_log, settings.archive_dir):
             print(f"accepted archive/{name} as it is now: the ledger's new record", file=sys.stderr)
-    outcomes = [*run_all(settings, _store(settings)), recorded_nowhere_else(settings)]
+    outcomes = [*run_all(settings, _store(settings), _embedder(settings)), recorded_nowhere_else(settings)]
     if args.json:
         print(json.dumps([o.to_dict() for o in outcomes], ensure_ascii=False))
     else:
@@ -511,6 +513,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--full", action="store_true", help="ignore the index state; diff every file; rebuild on model change"
+    )
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="recreate the table and embed every row again with the configured model (implies --full)",
     )
     p.set_defaults(func=cmd_reindex)
     command("migrate", "migrate an assistant-era table to this schema").set_defaults(func=cmd_migrate)

@@ -425,7 +425,7 @@ def main() -> int:
     print("invariant checks (`memory-assets check`, also asset checks in the UI):")
     from memory_assets.core.legacy import recorded_nowhere_else
 
-    outcomes = [*run_all(settings, store), recorded_nowhere_else(settings)]
+    outcomes = [*run_all(settings, store, make_embedder(settings)), recorded_nowhere_else(settings)]
     for outcome in outcomes:
         print(f"  {'passed' if outcome.passed else 'FAILED'}  {outcome.name}: {outcome.summary}")
     print("one writer per file:")

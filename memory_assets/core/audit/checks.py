@@ -9,16 +9,22 @@ problem lines that each name the file or day and the fix, numbers for metadata, 
 * ``ids_unique``: no id is stored twice.
 * ``no_tombstoned_content``: no row's normalised content is tombstoned.
 * ``table_bounded``: fragments and versions stay within the store's bounds.
+* ``search_finds_rows``: a sample of rows, each searched for by its own words, comes back in the
+  top 10, and those searches stay within a latency bound (retrieval works end to end).
 
 The checks read the table and never write it; an assistant-era (unmigrated) table is read as it
 is. A check that needs the migrated columns fails with a problem naming ``memory-assets migrate``
 rather than raising. ``logs_append_only`` writes the ledger (only ever extending it).
 """
 
+import statistics
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 from memory_assets.core.capture.ledger import (
     LedgerVersionError,
@@ -28,7 +34,9 @@ from memory_assets.core.capture.ledger import (
     read_ledger,
     verify,
 )
+from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.retrieval import DUPLICATE_COSINE, search
 from memory_assets.core.index.rows import ARCHIVE, CORE_FILE, NOTEBOOK
 from memory_assets.core.index.store import (
     LEGACY_SOURCE_TYPE,
@@ -36,6 +44,7 @@ from memory_assets.core.index.store import (
     MAX_VERSIONS,
     LegacyTableError,
     MemoryStore,
+    id_in,
     quote,
 )
 from memory_assets.core.knowledge.tombstones import read_tombstones
@@ -46,6 +55,10 @@ Severity = Literal["error", "warn"]
 MAX_PROBLEMS = 50  # problem lines per outcome; the counts in the metadata are always complete
 EXCERPT_CHARS = 80
 REINDEX_FULL = "run `memory-assets reindex --full`, which diffs every file against the table"
+PROBE_ROWS = 20  # rows search_finds_rows searches for
+PROBE_MIN_FOUND = 0.9  # the share of them that must come back in the top 10
+PROBE_MAX_P50_MS = 1000.0  # the probe searches' p50 bound (a warning past it)
+PROBE_QUERY_CHARS = 500
 
 
 @dataclass
@@ -395,15 +408,110 @@ def table_bounded(
     )
 
 
-def run_all(settings: Settings, store: MemoryStore) -> list[CheckOutcome]:
-    """Every check, in order. A check that cannot run at all (an unreadable table, say) is reported
-    as a failed outcome naming the error, so the others still run."""
+def search_finds_rows(
+    settings: Settings,
+    store: MemoryStore,
+    embedder: TextEmbedder,
+    sample: int = PROBE_ROWS,
+    max_p50_ms: float = PROBE_MAX_P50_MS,
+) -> CheckOutcome:
+    """Retrieval works end to end: ``sample`` rows spread evenly over the table (by id, skipping
+    tombstoned ones), each searched for by its own content as the assistant would ask (embedded
+    by the configured model, full text, the ranking, the collapse), come back in the top 10: the
+    row itself, or a hit it collapsed into (cosine >= 0.95 between their stored vectors). At least
+    90% must. It fails when the stored vectors no longer answer the configured model (another
+    model of the same width, vectors written under the wrong ids) or an index lost rows; it warns
+    when the searches' p50 (query embedding excluded) passes ``max_p50_ms``. Reads only: no
+    recall is logged."""
+    name = "search_finds_rows"
+    table = store.table()
+    if table is None or store.count() == 0:
+        return CheckOutcome(name, True, "error", "no rows to search for", metadata={"sampled": 0})
+    ids = sorted(store.scan(["id"], where=f"user_id = {quote(store.user_id)}").column("id").to_pylist())
+    tombstones = read_tombstones(settings.tombstones_path)
+    step = max(1, len(ids) // (sample * 2))  # twice the sample, so tombstoned rows can be skipped
+    picked = ids[::step][: sample * 2]
+    data = store.scan(["id", "content", "vector"], where=id_in(picked)).to_pylist()
+    by_id = {r["id"]: r for r in data if r["content"] and not tombstones.hides(r["content"])}
+    rows = [by_id[i] for i in picked if i in by_id][:sample]
+    if not rows:
+        return CheckOutcome(
+            name, True, "error", "no untombstoned rows to search for", metadata={"sampled": 0}
+        )
+    queries = [" ".join(r["content"].split())[:PROBE_QUERY_CHARS] for r in rows]
+    query_vectors = embedder.embed(queries)
+    hits_of: list[list[str]] = []
+    times_ms: list[float] = []
+    for query, vector in zip(queries, query_vectors, strict=True):
+        start = time.perf_counter()
+        hits = search(store, query, query_vector=vector, settings=settings, limit=10, log_recall=False)
+        times_ms.append((time.perf_counter() - start) * 1000.0)
+        hits_of.append([h.id for h in hits])
+    hit_ids = sorted({i for ids_ in hits_of for i in ids_} - {r["id"] for r in rows})
+    vectors = rows + (store.scan(["id", "vector"], where=id_in(hit_ids)).to_pylist() if hit_ids else [])
+    unit = {}
+    for r in vectors:
+        v = np.asarray(r["vector"], dtype=np.float32)
+        unit[r["id"]] = v / (float(np.linalg.norm(v)) or 1.0)
+
+    def found(row_id: str, hit_ids_: list[str]) -> bool:
+        """The row is a hit, or was collapsed into one (near-duplicate stored vectors)."""
+        return row_id in hit_ids_ or any(
+            i in unit and float(unit[row_id] @ unit[i]) >= DUPLICATE_COSINE for i in hit_ids_
+        )
+
+    misses = [
+        {"row": r["id"], "content": _excerpt(r["content"]), "top hit": hits[0] if hits else "-"}
+        for r, hits in zip(rows, hits_of, strict=True)
+        if not found(r["id"], hits)
+    ]
+    share = 1 - len(misses) / len(rows)
+    p50, p95 = statistics.median(times_ms), float(np.percentile(times_ms, 95))
+    problems = []
+    if share < PROBE_MIN_FOUND:
+        problems.append(
+            f"{_table_name(store)}: only {len(rows) - len(misses)} of {len(rows)} rows came back in the "
+            f"top 10 when searched for by their own words (at least {PROBE_MIN_FOUND:.0%} must): the "
+            "stored vectors no longer answer the configured embedding model. Run `memory-assets "
+            "reindex --rebuild` to embed every row again with it"
+        )
+    slow = p50 > max_p50_ms
+    if slow:
+        problems.append(
+            f"{_table_name(store)}: the probe searches' p50 is {p50:.0f} ms, over the bound of "
+            f"{max_p50_ms:.0f} ms; run `memory-assets optimize` (compaction, the ANN index above "
+            "its row threshold), and see `memory-assets check` for table_bounded"
+        )
+    return CheckOutcome(
+        name,
+        passed=not problems,
+        severity="error" if share < PROBE_MIN_FOUND else "warn",
+        summary=f"{len(rows) - len(misses)}/{len(rows)} sampled rows found in the top 10 by their own "
+        f"words; search p50 {p50:.1f} ms, p95 {p95:.1f} ms",
+        problems=problems,
+        metadata={
+            "sampled": len(rows),
+            "found": len(rows) - len(misses),
+            "found_share": round(share, 4),
+            "search_p50_ms": round(p50, 2),
+            "search_p95_ms": round(p95, 2),
+            "max_p50_ms": max_p50_ms,
+        },
+        details=misses,
+    )
+
+
+def run_all(settings: Settings, store: MemoryStore, embedder: TextEmbedder) -> list[CheckOutcome]:
+    """Every check, in order (``embedder``, the configured model, asks search_finds_rows' questions).
+    A check that cannot run at all (an unreadable table, an embedding endpoint down) is reported as
+    a failed outcome naming the error, so the others still run."""
     checks: list[tuple[str, Callable[[], CheckOutcome]]] = [
         ("logs_append_only", lambda: logs_append_only(settings)),
         ("rows_match_logs", lambda: rows_match_logs(settings, store)),
         ("ids_unique", lambda: ids_unique(store)),
         ("no_tombstoned_content", lambda: no_tombstoned_content(settings, store)),
         ("table_bounded", lambda: table_bounded(store)),
+        ("search_finds_rows", lambda: search_finds_rows(settings, store, embedder)),
     ]
     outcomes: list[CheckOutcome] = []
     for name, check in checks:

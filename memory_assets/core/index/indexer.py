@@ -439,13 +439,16 @@ class Indexer:
             return True
         return False
 
-    def sweep(self, full: bool = False) -> SweepResult:
+    def sweep(self, full: bool = False, rebuild: bool = False) -> SweepResult:
         """Reindex whatever changed since the last sweep (``full``: ignore the state and diff every
-        file against the table; rebuild the table if the embedding model changed). Files whose
-        ids are stored more than once are always diffed, which repairs them."""
+        file against the table; rebuild the table if the embedding model changed). ``rebuild``
+        (implies ``full``): recreate the table and embed every row again even though the model's
+        name and width match, for vectors that no longer answer the model (search_finds_rows names
+        it). Files whose ids are stored more than once are always diffed, which repairs them."""
+        full = full or rebuild
         start = time.perf_counter()
         sweep = SweepResult(migrated=self.migrate())
-        if full and self.embedder is not None and self.store.exists() and self._needs_rebuild():
+        if full and self.embedder is not None and self.store.exists() and (rebuild or self._needs_rebuild()):
             with self.table_lock():
                 self.store.recreate(self.embedder.model_name, self.embedder.dimension)
         state = IndexState.load(self.settings.index_state_path, self.store.table_id)

@@ -58,7 +58,7 @@ from memory_assets.core.index.query_dates import (
     content_windows,
     query_windows,
 )
-from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, quote
+from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, id_in, quote
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.text import json_object
@@ -344,7 +344,7 @@ class _Scorer:
             return
         if not self.text_complete and self.leg_best is not None:
             best_id, best_score = self.leg_best
-            found = await self.bm25_of(_id_clause([*missing, best_id]), len(missing) + 1)
+            found = await self.bm25_of(id_in([*missing, best_id]), len(missing) + 1)
             seen = found.pop(best_id, 0.0)
             scale = best_score / seen if seen > 0 and abs(seen - best_score) > 1e-6 * best_score else 1.0
             for row_id, value in found.items():
@@ -684,10 +684,6 @@ def _collapse(
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms > 0, norms, 1.0)
-
-
-def _id_clause(ids: Sequence[str]) -> str:
-    return "id IN (" + ", ".join(quote(i) for i in ids) + ")"
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memory_assets.core.durable import stat_signature, write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
 from memory_assets.core.text import json_object
@@ -87,6 +89,11 @@ class LegacyTableError(StoreError):
 def quote(value: str) -> str:
     """A SQL string literal for a LanceDB predicate (quotes doubled)."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def id_in(ids: Iterable[str]) -> str:
+    """The where clause selecting rows by id."""
+    return f"id IN ({_in(ids)})"
 
 
 def schema(dim: int, table_id: str, model: str) -> pa.Schema:
@@ -163,6 +170,7 @@ class MemoryStore:
         self._journal: deque[Commit] = deque(maxlen=JOURNAL_COMMITS)
         self._existing: dict[tuple[str, str], tuple[int, dict[str, Existing]]] = {}
         self._pin: tuple[int, int] | None = None  # (thread id, depth) of a ``snapshot``
+        self._opened_as: tuple[int, int, int] | None = None  # the rebuild marker when the handle opened
 
     # -- opening ---------------------------------------------------------------------------------
     @property
@@ -188,6 +196,8 @@ class MemoryStore:
         async handle is open, a search whose version's facts are known reads nothing through the
         synchronous API. The handle shares this store's session, so the ANN and full-text indexes
         are cached once for both."""
+        if self._replaced():
+            self._reset(None)
         reader = self._reader
         if reader is None:
             facts = self.read_facts()  # opens the table, or finds none
@@ -214,6 +224,8 @@ class MemoryStore:
         snapshot opened (moved forward by the commits made inside)."""
         if self._pinned():
             return self._table
+        if self._replaced():
+            self._reset(None)  # another handle rebuilt the table: open it afresh
         if self._table is None and self.exists():
             try:
                 table = self.db.open_table(self.table_name)
@@ -226,6 +238,23 @@ class MemoryStore:
             self._table.checkout_latest()
             self._version = None
         return self._table
+
+    def _replaced(self) -> bool:
+        """Whether the table was rebuilt since this handle opened it (``recreate``, in any process).
+        A LanceDB handle never moves back to a lower version, so it would keep reading the old
+        table's deleted files; the rebuild leaves a new generation marker beside the table, and a
+        handle that sees another marker opens the table afresh. One stat per read."""
+        return self._table is not None and self._generation() != self._opened_as
+
+    def _generation_path(self) -> Path | None:
+        """The rebuild marker, ``.<table>.generation`` in the index directory (local paths only)."""
+        if "://" in self.uri and not self.uri.startswith("file://"):
+            return None
+        return Path(self.uri.removeprefix("file://")) / f".{self.table_name}.generation"
+
+    def _generation(self) -> tuple[int, int, int] | None:
+        path = self._generation_path()
+        return None if path is None else stat_signature(path)
 
     def opened(self) -> bool:
         """Whether this store has the table open (so it existed when opened)."""
@@ -257,6 +286,7 @@ class MemoryStore:
         """A new handle (opened, created, migrated, rebuilt): nothing cached carries over."""
         self._table = table
         self._reader = None
+        self._opened_as = self._generation() if table is not None else None
         self._version = None
         self._schema = None
         self._facts.clear()
@@ -399,6 +429,10 @@ class MemoryStore:
             self.db.drop_table(self.table_name)
         self._reset(None)
         self._create(model, dim)
+        marker = self._generation_path()
+        if marker is not None:  # other handles on the old table open this one afresh (_replaced)
+            write_atomic(marker, uuid.uuid4().hex + "\n")
+            self._opened_as = self._generation()
 
     def migrate(self) -> bool:
         """Give an assistant-era table (no first-class columns) our schema, deriving the new columns
@@ -653,7 +687,7 @@ class MemoryStore:
         ids = sorted(set(delete_ids))
         if ids:
             before = self._before(table)
-            done = table.delete(f"id IN ({_in(ids)})")
+            done = table.delete(id_in(ids))
             self._journal_commit(before, done, frozenset(ids), None)
             commits += 1
             failpoint("index.deleted")

@@ -11,7 +11,7 @@ from memory_assets.core.audit import checks as core
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
-from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
 MAX_TABLE_ROWS = 50
 _SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
@@ -105,4 +105,25 @@ def logs_append_only(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     return check_result(core.logs_append_only(memory.settings()), "changes")
 
 
-INDEX_CHECKS = [ids_unique, rows_match_logs, no_tombstoned_content, table_bounded, logs_append_only]
+@dg.asset_check(
+    asset=archival_memories,
+    description=f"Retrieval works end to end: {core.PROBE_ROWS} rows spread over the table, each "
+    "searched for by its own words (embedded by the configured model), come back in the top 10 "
+    f"(itself or the hit it collapsed into), at least {core.PROBE_MIN_FOUND:.0%} of them; a warning "
+    f"when those searches' p50 passes {core.PROBE_MAX_P50_MS:.0f} ms. Each evaluation records the "
+    "share found and the searches' p50 and p95. Fix: `memory-assets reindex --rebuild` when rows "
+    "are not found, `memory-assets optimize` when slow.",
+)
+def search_finds_rows(memory: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
+    settings = memory.settings()
+    return check_result(core.search_finds_rows(settings, memory.store(settings), embedder.get()), "misses")
+
+
+INDEX_CHECKS = [
+    ids_unique,
+    rows_match_logs,
+    no_tombstoned_content,
+    table_bounded,
+    search_finds_rows,
+    logs_append_only,
+]

@@ -4,6 +4,7 @@ home and fails on one damaged the way it exists to catch; the CLI maps them to e
 import json
 from datetime import timedelta
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -15,8 +16,10 @@ from memory_assets.core.audit.checks import (
     no_tombstoned_content,
     rows_match_logs,
     run_all,
+    search_finds_rows,
     table_bounded,
 )
+from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.tombstones import append_tombstone
@@ -51,13 +54,14 @@ def edit_line(settings: Settings, number: int, new: str) -> None:
 
 def test_every_check_passes_on_a_healthy_home(settings: Settings, indexer: Indexer) -> None:
     healthy(settings, indexer)
-    outcomes = by_name(run_all(settings, indexer.store))
+    outcomes = by_name(run_all(settings, indexer.store, indexer.embedder))
     assert list(outcomes) == [
         "logs_append_only",
         "rows_match_logs",
         "ids_unique",
         "no_tombstoned_content",
         "table_bounded",
+        "search_finds_rows",
     ]
     assert all(o.passed and not o.problems for o in outcomes.values()), outcomes
     assert outcomes["rows_match_logs"].metadata["planned_rows"] == 3
@@ -65,12 +69,17 @@ def test_every_check_passes_on_a_healthy_home(settings: Settings, indexer: Index
     assert outcomes["ids_unique"].metadata["rows"] == 5
     assert outcomes["logs_append_only"].metadata["new_logs"] == 2
     assert outcomes["table_bounded"].metadata["fragments"] >= 1
+    assert (
+        outcomes["search_finds_rows"].metadata["found"]
+        == outcomes["search_finds_rows"].metadata["sampled"]
+        == 5
+    )
     json.dumps([o.to_dict() for o in outcomes.values()])  # serialisable as the CLI prints it
 
 
-def test_an_empty_home_with_no_table_passes(settings: Settings) -> None:
+def test_an_empty_home_with_no_table_passes(settings: Settings, embedder: Embedder) -> None:
     store = MemoryStore(settings.index_uri)
-    assert all(o.passed for o in run_all(settings, store))
+    assert all(o.passed for o in run_all(settings, store, embedder))
     assert not store.exists()
 
 
@@ -173,15 +182,18 @@ def test_table_bounded_fails_past_a_small_bound_until_optimized(settings: Settin
     assert table_bounded(indexer.store, max_fragments=3).passed
 
 
-def test_every_check_reads_an_assistant_era_table_without_changing_it(settings: Settings) -> None:
+def test_every_check_reads_an_assistant_era_table_without_changing_it(
+    settings: Settings, embedder: Embedder
+) -> None:
     assistant_table(settings)
     write_facts(settings, DAY, "Prefers metric units in all answers")
     append_tombstone(settings.tombstones_path, "Was born in Coimbra")  # a row no file holds
     append_tombstone(settings.tombstones_path, "Prefers metric units in all answers")  # a log's row
     store = MemoryStore(settings.index_uri)
     version = store.version()
-    outcomes = by_name(run_all(settings, store))
+    outcomes = by_name(run_all(settings, store, embedder))
     assert store.version() == version and store.is_legacy()
+    assert outcomes["search_finds_rows"].passed  # searched as it is
     assert outcomes["logs_append_only"].passed
     assert outcomes["ids_unique"].passed and outcomes["ids_unique"].metadata["rows"] == 2
     assert outcomes["table_bounded"].passed
@@ -203,7 +215,7 @@ def test_cli_check_exits_0_when_healthy_and_1_naming_the_failing_day(
     home = str(settings.home)
     assert main(["--home", home, "check"]) == 0
     out = capsys.readouterr().out
-    assert out.count("passed") == 6 and "FAILED" not in out  # the five invariants and the legacy check
+    assert out.count("passed") == 7 and "FAILED" not in out  # the six checks and the legacy one
     assert "passed  legacy_rows_recorded_nowhere_else: no legacy rows" in out
 
     indexer.store.table().delete("content = 'Keeps bees on the roof of the flat'")
@@ -236,3 +248,58 @@ def test_cli_check_accepts_an_intended_log_edit(
 
 def by_name_json(out: str) -> dict[str, dict[str, object]]:
     return {o["name"]: o for o in json.loads(out)}
+
+
+PEOPLE = ["Anna", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta", "Hiro", "Ines", "Jonas"]
+DOINGS = [
+    "plays the cello in an amateur orchestra",
+    "is training for a marathon in Lisbon",
+    "collects antique maps of the Baltic",
+    "works night shifts as an emergency nurse",
+    "keeps sourdough starter in the fridge",
+    "is learning Japanese with a tutor",
+]
+
+
+def many_facts(settings: Settings, indexer: Indexer) -> None:
+    """Sixty distinct facts (ten people, six doings), so a row can fall out of a top 10."""
+    write_facts(settings, DAY, *[f"{p} {d}" for p in PEOPLE for d in DOINGS])
+    indexer.sweep()
+
+
+def test_search_finds_rows_fails_when_stored_vectors_no_longer_answer_the_model(
+    settings: Settings, indexer: Indexer
+) -> None:
+    many_facts(settings, indexer)
+    healthy_outcome = search_finds_rows(settings, indexer.store, indexer.embedder)
+    assert healthy_outcome.passed and healthy_outcome.metadata["found_share"] == 1.0
+    assert healthy_outcome.metadata["sampled"] == 20 and healthy_outcome.metadata["search_p50_ms"] > 0
+    # Each row gets another row's vector: what vectors from a different model of the same width, or
+    # written under the wrong ids, look like to a search embedded by the configured model.
+    table = indexer.store.table()
+    rows = table.to_arrow().sort_by("id")
+    rolled = np.roll(np.stack(rows.column("vector").to_numpy(zero_copy_only=False)), 1, axis=0)
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(rolled.ravel(), pa.float32()), rolled.shape[1])
+    table.delete("true")
+    table.add(rows.set_column(rows.schema.get_field_index("vector"), "vector", vectors))
+    outcome = search_finds_rows(settings, indexer.store, indexer.embedder)
+    assert not outcome.passed and outcome.severity == "error"
+    assert outcome.metadata["found_share"] < 0.9 and len(outcome.details) == 20 - outcome.metadata["found"]
+    [problem] = outcome.problems
+    assert "came back in the top 10 when searched for by their own words" in problem
+    assert "memory-assets reindex --rebuild" in problem
+    indexer.sweep(full=True)  # a full diff keeps rows whose content did not change, vectors and all
+    assert not search_finds_rows(settings, indexer.store, indexer.embedder).passed
+    assert main(["--home", str(settings.home), "reindex", "--rebuild"]) == 0  # the fix it names
+    assert search_finds_rows(settings, indexer.store, indexer.embedder).passed
+
+
+def test_search_finds_rows_warns_past_its_latency_bound_and_skips_tombstoned_rows(
+    settings: Settings, indexer: Indexer
+) -> None:
+    healthy(settings, indexer)
+    append_tombstone(settings.tombstones_path, "Drinks oat milk in coffee")  # not reindexed yet
+    outcome = search_finds_rows(settings, indexer.store, indexer.embedder, max_p50_ms=0.0)
+    assert not outcome.passed and outcome.severity == "warn" and outcome.metadata["sampled"] == 4
+    [problem] = outcome.problems
+    assert "p50 is" in problem and "over the bound of 0 ms" in problem and "memory-assets optimize" in problem

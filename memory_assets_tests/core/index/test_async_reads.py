@@ -1,4 +1,7 @@
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
@@ -85,3 +88,32 @@ def _child_runs() -> str:
     assert getattr(async_reads._LOCAL, "runner", None) is None
     run(_thread_name())
     return "ok"
+
+
+def test_a_long_lived_reader_follows_a_rebuild_made_by_another_process(
+    settings: Settings, indexer: Indexer
+) -> None:
+    """A LanceDB handle never moves back to a lower version: after another process drops and
+    recreates the table (``reindex --rebuild``), it would keep reading the old table's deleted
+    files. The store sees the new table directory and opens it afresh."""
+    build(settings, indexer)
+    for day in range(1, 9):  # more commits than the rebuild will make
+        write_facts(settings, date(2026, 10, day), f"Walked {day} km on the first of October's days")
+        indexer.sweep()
+    reader = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    assert [h.content for h in search(reader, "Hetzner", embedder=None)][:1] == [
+        "Deploys the side project on a Hetzner VPS with Docker Compose"
+    ]
+    old_version = reader.version()
+    write_facts(settings, date(2026, 11, 28), "Moved the side project from Hetzner to a Raspberry Pi")
+    env = {**os.environ, "MEMORY_HOME": str(settings.home)}
+    subprocess.run(
+        [sys.executable, "-m", "memory_assets.cli", "--home", str(settings.home), "reindex", "--rebuild"],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    assert reader.version() < old_version  # the rebuilt table's history starts again
+    hits = search(reader, "Hetzner Raspberry", embedder=None)
+    assert "Moved the side project from Hetzner to a Raspberry Pi" in [h.content for h in hits]
+    assert reader.count() == indexer.store.count() == 12

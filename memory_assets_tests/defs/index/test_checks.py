@@ -11,6 +11,7 @@ from memory_assets.defs.index.checks import (
     logs_append_only,
     no_tombstoned_content,
     rows_match_logs,
+    search_finds_rows,
     table_bounded,
 )
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
@@ -38,6 +39,7 @@ def test_every_check_has_a_description_and_targets_its_asset() -> None:
         "rows_match_logs": "archival_memories",
         "no_tombstoned_content": "archival_memories",
         "table_bounded": "archival_memories",
+        "search_finds_rows": "archival_memories",
         "logs_append_only": "daily_logs",
     }
 
@@ -49,16 +51,25 @@ def test_archival_memories_checks_pass_then_one_fails_with_its_metadata(
     indexer.sweep()
     instance = dg.DagsterInstance.ephemeral()
     assets = [*EXTERNAL_ASSETS, *INDEX_ASSETS]
-    checks = [ids_unique, rows_match_logs, no_tombstoned_content, table_bounded]
+    checks = [ids_unique, rows_match_logs, no_tombstoned_content, table_bounded, search_finds_rows]
     result = dg.materialize(
         [*assets, *checks], instance=instance, resources=resources(settings), selection=[archival_memories]
     )
     assert result.success
     passed = evaluations(result)
-    assert set(passed) == {"ids_unique", "rows_match_logs", "no_tombstoned_content", "table_bounded"}
+    assert set(passed) == {
+        "ids_unique",
+        "rows_match_logs",
+        "no_tombstoned_content",
+        "table_bounded",
+        "search_finds_rows",
+    }
     assert all(e.passed for e in passed.values())
     assert passed["rows_match_logs"].metadata["planned_rows"].value == 2
     assert passed["table_bounded"].metadata["max_fragments"].value == 64
+    probe = passed["search_finds_rows"]
+    assert probe.metadata["found"].value == probe.metadata["sampled"].value == 2
+    assert probe.metadata["search_p50_ms"].value > 0 and probe.metadata["misses"].value == "_none_"
 
     # A tombstone written without a reindex: the row is still there, and the day's rows no longer
     # match its plan either.
