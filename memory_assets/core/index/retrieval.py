@@ -67,9 +67,9 @@ from memory_assets.settings import Settings
 DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
 DEFAULT_MAX_CHARS = 2000
 ANN_NPROBES = 20
-# Candidates re-ranked on full vectors: every candidate's cosine is computed exactly below anyway,
-# but without the refine the 8-bit ANN brings other rows into the pool (on bench_retrieval's padded
-# table, recall@10 fell 2.6 points on single-hop and open-domain questions with it at 0).
+# Candidates re-ranked on full vectors. Every candidate's cosine is computed exactly below anyway,
+# but without the refine the 8-bit ANN brings other rows into the pool: on bench_retrieval's padded
+# table, recall@10 fell on multi-hop and temporal questions (docs/design.md §5.7).
 ANN_REFINE = 5
 CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
