@@ -434,39 +434,29 @@ def search(
     facts, table = latest
     if facts.rows == 0:
         raise EmptyIndexError(f"the index at {store.uri} is empty; run `memory-assets reindex`")
-    legacy = facts.legacy
-    if legacy and (source_types or date_from or date_to):
+    if facts.legacy and (source_types or date_from or date_to):
         store.require_current("filtering by source type or fact date")
-    ranking = ranking or RANKING
     today = today or datetime.now(UTC).date()
-    windows = query_windows(query, today)
     where = _filters(store, source_types, date_from, date_to, single_user=facts.single_user)
     if query_vector is None and embedder is not None:
         query_vector = embedder.embed_query(query)
     if query_vector is not None:
         facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
     text = " ".join(_FTS_SAFE.sub(" ", query).split())
-    tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
-    hits = run(
-        _search(
-            table,
-            text=text,
-            query=query,
-            query_vector=query_vector,
-            where=where,
-            windows=windows,
-            current=asks_current_state(query),
-            today=today,
-            legacy=legacy,
-            ann=facts.ann,
-            fts=facts.fts,
-            rows=facts.rows,
-            tombs=tombs,
-            limit=limit,
-            context=context,
-            ranking=ranking,
-        )
+    scorer = _Scorer(
+        table=table,
+        text=text,
+        where=where,
+        query_vector=query_vector,
+        ranking=ranking or RANKING,
+        windows=query_windows(query, today),
+        current=asks_current_state(query),
+        today=today,
+        legacy=facts.legacy,
+        tombs=_tombstoned(settings.tombstones_path) if settings is not None else Tombstones(),
+        fts=facts.fts,
     )
+    hits = run(_search(scorer, query, ann=facts.ann, rows=facts.rows, limit=limit, context=context))
     max_chars = settings.search_max_chars if settings is not None else DEFAULT_MAX_CHARS
     for hit in hits:
         if len(hit.content) > max_chars:
@@ -487,32 +477,17 @@ def search(
 
 
 async def _search(
-    table: Any,
-    *,
-    text: str,
-    query: str,
-    query_vector: Any,
-    where: str | None,
-    windows: list[DateWindow],
-    current: bool,
-    today: date,
-    legacy: bool,
-    ann: bool,
-    fts: bool,
-    rows: int,
-    tombs: Tombstones,
-    limit: int,
-    context: int,
-    ranking: Ranking,
+    scorer: _Scorer, query: str, *, ann: bool, rows: int, limit: int, context: int
 ) -> list[Hit]:
     """The queries and the ranking of one search, awaited in one coroutine on the caller's thread
     (``async_reads``): the legs run side by side, then the BM25 look-up, then the context.
-    ``table`` is the async handle ``MemoryStore.read_latest`` opened."""
-    columns = [*(LEGACY_COLUMNS if legacy else COLUMNS), "vector"]
+    ``scorer.table`` is the async handle ``MemoryStore.read_latest`` opened; ``rows`` the table's."""
+    table, ranking, where, windows = scorer.table, scorer.ranking, scorer.where, scorer.windows
+    columns = [*(LEGACY_COLUMNS if scorer.legacy else COLUMNS), "vector"]
     text_depth = ranking.text_depth(limit)
 
     def vector_rows(clause: str | None, k: int) -> Awaitable[pa.Table]:
-        q = table.query().nearest_to(query_vector).distance_type("cosine")
+        q = table.query().nearest_to(scorer.query).distance_type("cosine")
         if clause:
             q = q.where(clause)
         if ann:
@@ -520,7 +495,7 @@ async def _search(
         return q.limit(k).select([*columns, "_distance"]).to_arrow()
 
     def text_rows(clause: str | None, k: int) -> Awaitable[pa.Table]:
-        q = table.query().nearest_to_text(text)
+        q = table.query().nearest_to_text(scorer.text)
         if clause:
             q = q.where(clause)
         return q.limit(k).select([*columns, "_score"]).to_arrow()
@@ -528,27 +503,14 @@ async def _search(
     # The legs are independent LanceDB queries, awaited together. A question that names dates adds
     # a leg of each kind filtered to its windows, so a fact of that day is a candidate whatever its
     # words.
-    use_text = bool(text) and fts
-    window_where = _and(where, _window_clause(windows)) if windows and not legacy else None
-    scorer = _Scorer(
-        table=table,
-        text=text,
-        where=where,
-        query_vector=query_vector,
-        ranking=ranking,
-        windows=windows,
-        current=current,
-        today=today,
-        legacy=legacy,
-        tombs=tombs,
-        fts=use_text,
-    )
+    use_text = scorer.fts  # a full-text index and words to search for
+    window_where = _and(where, _window_clause(windows)) if windows and not scorer.legacy else None
     legs: list[Awaitable[pa.Table]] = []
     if use_text:
         legs.append(text_rows(where, text_depth))
         if window_where:
             legs.append(text_rows(window_where, ranking.window_depth(limit)))
-    if query_vector is not None:
+    if scorer.query is not None:
         legs.append(vector_rows(where, ranking.vector_depth(limit)))
         if window_where:
             legs.append(vector_rows(window_where, ranking.window_depth(limit)))
@@ -568,7 +530,7 @@ async def _search(
     if ranking.hop:
         scored = _second_hop(scored, query, ranking, limit)
     kept = _collapse(scored, scorer.vectors, limit)
-    if context > 0 and kept and not legacy:
+    if context > 0 and kept and not scorer.legacy:
         kept, contexts = await _with_context(kept, scorer, columns, context, limit)
     else:
         contexts = {}
