@@ -44,13 +44,13 @@ from memory_assets.core.knowledge.memory_md import (
     CATEGORY_TITLES,
     DEFAULT_MAX_LINES,
     MAX_FACT_CHARS,
-    PERSONAL_DIR,
     Fact,
     MemoryMdResult,
     personal_pages,
     render_facts,
     write_generated_zone,
 )
+from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.text import fold, normalise
@@ -266,7 +266,7 @@ def promote_memory_md(
     if not pages:
         return MemoryMdResult(
             False,
-            f"no pages under {PERSONAL_DIR} in the vault yet: nothing to promote, {target.name} was "
+            f"no pages under {PERSONAL_DIR}/ in the vault yet: nothing to promote, {target.name} was "
             "not written (the per-turn refresh keeps its generated zone until the dream writes one)",
             target,
             "no_pages",
@@ -324,7 +324,7 @@ def promote_memory_md(
     skipped = f"; {deprecated_pages} deprecated page(s) left out" if deprecated_pages else ""
     return MemoryMdResult(
         written.written,
-        f"{written.reason} ({count} of {len(ranked)} claim(s) from {len(pages)} {PERSONAL_DIR} "
+        f"{written.reason} ({count} of {len(ranked)} claim(s) from {len(pages)} {PERSONAL_DIR}/ "
         f"page(s) listed{skipped})",
         target,
         written.outcome,

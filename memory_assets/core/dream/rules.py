@@ -852,7 +852,7 @@ def _ts_day(ts: str) -> date | None:
 def personal_index_section(vault: Path) -> str:
     """The ``## Personal pages`` section of index.md: every 3_Personal page and its claims."""
     lines = [INDEX_SECTION, ""]
-    pages = [rel for rel in list_pages(vault) if rel.startswith(PERSONAL_DIR + "/")]
+    pages = list_pages(vault, under=PERSONAL_DIR)
     for rel in pages:
         link = f"[[{rel[:-3]}|{Path(rel).stem}]]"
         try:

@@ -23,6 +23,7 @@ from memory_assets.core.knowledge.chunking import (
     split_memory_md,
 )
 from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
+from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.text import normalise, sha256_text, stable_id
 from memory_assets.core.textfile import read_text
@@ -32,7 +33,6 @@ NOTEBOOK = "notebook"
 CORE_FILE = "core_file"
 INDEXED_SOURCE_TYPES = (ARCHIVE, NOTEBOOK, CORE_FILE)
 CORE_FILES = {"persona.md": "persona", "user.md": "user", "MEMORY.md": "facts"}
-PERSONAL_DIR = "3_Personal/"
 # An exported legacy fact appended below the watermark's day carries ``legacy`` and
 # ``from-YYYY-MM-DD`` (its original day): its fact_date is that day, its source_date the log's.
 LEGACY_TAG = "legacy"
@@ -225,7 +225,7 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
     category = page.category or "notebook"
     extra: dict[str, object] = {"label": "notebook", "category": category, "tags": ["notebook", rel]}
     # A personal page holds one claim a bullet (the dream's format): one row a claim.
-    split = chunk_claims if rel.startswith(PERSONAL_DIR) else chunk_paragraphs
+    split = chunk_claims if rel.startswith(PERSONAL_DIR + "/") else chunk_paragraphs
     texts = split(page.body)
     # Each chunk's section (its heading), so a search's context stays within the section.
     chunks = [

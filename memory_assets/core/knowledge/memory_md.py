@@ -43,7 +43,8 @@ from memory_assets.core.knowledge.chunking import (
     OLD_GENERATOR_FOOTER,
     OLD_GENERATOR_HEADER,
 )
-from memory_assets.core.knowledge.personal_pages import as_date
+from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR, as_date
+from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.text import json_object, normalise
 
 if TYPE_CHECKING:
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 
 OPEN_B = GENERATED_OPEN.encode("ascii")
 CLOSE_B = GENERATED_CLOSE.encode("ascii")
-PERSONAL_DIR = "3_Personal/"
 REFRESH_GENERATOR = "refresh_from_index"
 DEFAULT_MAX_LINES = 50
 RECENT_WINDOWS = (30, 365)  # days the per-turn refresh reads first, before the whole table
@@ -744,20 +744,8 @@ def render_facts(ranked: Sequence[Fact], max_lines: int = DEFAULT_MAX_LINES) -> 
 
 
 def personal_pages(settings: "Settings") -> list[str]:
-    """The vault's ``3_Personal/`` pages (what the dream's promoter writes MEMORY.md from): what
-    ``list_pages`` lists under that folder, found by walking that folder alone (its rules: no
-    hidden folder, and the navigation files it skips are the vault root's only)."""
-    folder = settings.notebook_dir / PERSONAL_DIR.rstrip("/")
-    if not folder.is_dir():
-        return []
-    pages = []
-    for path in folder.rglob("*.md"):
-        rel = path.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts[:-1]):
-            continue
-        if path.is_file():
-            pages.append(PERSONAL_DIR + rel.as_posix())
-    return sorted(pages)
+    """The vault's ``3_Personal/`` pages (what the dream's promoter writes MEMORY.md from)."""
+    return list_pages(settings.notebook_dir, under=PERSONAL_DIR)
 
 
 def refresh_from_index(
@@ -782,7 +770,7 @@ def refresh_from_index(
     if pages:
         return MemoryMdResult(
             False,
-            f"stood down: the vault has {len(pages)} page(s) under {PERSONAL_DIR} (e.g. {pages[0]}); "
+            f"stood down: the vault has {len(pages)} page(s) under {PERSONAL_DIR}/ (e.g. {pages[0]}); "
             "the dream's promoter writes MEMORY.md's generated zone now",
             target,
             "stood_down",

@@ -75,16 +75,19 @@ def bootstrap_vault(vault: Path) -> list[Path]:
     return created
 
 
-def list_pages(vault: Path) -> list[str]:
+def list_pages(vault: Path, under: str | None = None) -> list[str]:
     """Indexed vault pages as root-relative POSIX paths, sorted.
 
     Every ``*.md`` under the vault except anything inside a ``.state`` folder (or any hidden
     folder) and the root navigation files ``schema.md``, ``index.md`` and ``log.md`` (any case).
+    ``under`` (a folder such as ``3_Personal``) walks that folder alone: the same pages as the
+    whole listing's under it, without walking the rest of the vault.
     """
-    if not vault.is_dir():
+    root = vault / under.strip("/") if under else vault
+    if not root.is_dir():
         return []
     pages = []
-    for path in vault.rglob("*.md"):
+    for path in root.rglob("*.md"):
         rel = path.relative_to(vault)
         if any(part.startswith(".") for part in rel.parts[:-1]):
             continue
