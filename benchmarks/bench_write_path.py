@@ -231,7 +231,7 @@ def main() -> int:
         print(
             f"\nfull text before the turns (table just optimized) and after them ({fragments} fragments), "
             f"{len(statements[:FLOOR_QUERIES])} of the turns' messages each: LanceDB's query alone, and "
-            "the recall's search() as the write path calls it (no embedder, no recall log):"
+            "the recall's full_text() as the write path calls it:"
         )
         print(
             table(
@@ -252,12 +252,12 @@ FLOOR_QUERIES = 30
 
 def full_text_floor(store: MemoryStore, settings: Settings, statements: list[str]) -> dict[str, list[float]]:
     """The recall's query at this moment: LanceDB's full-text query (k=10) on the turns' first
-    messages, and ``search`` exactly as the write path's recall calls it."""
-    from memory_assets.core.index.retrieval import search
+    messages, and ``full_text`` exactly as the write path's recall calls it."""
+    from memory_assets.core.index.retrieval import full_text
     from memory_assets.core.write_path.process import RECALL_QUERY_CHARS
 
     tbl = store.table()
-    out: dict[str, list[float]] = {"full-text query, k=10": [], "recall's search()": []}
+    out: dict[str, list[float]] = {"full-text query, k=10": [], "recall's full_text()": []}
     for text in statements[:FLOOR_QUERIES]:
         query = text[:RECALL_QUERY_CHARS]
         words = " ".join("".join(c if c.isalnum() else " " for c in query).split())
@@ -265,10 +265,8 @@ def full_text_floor(store: MemoryStore, settings: Settings, statements: list[str
         tbl.search(words, query_type="fts").limit(10).to_arrow()
         out["full-text query, k=10"].append((time.perf_counter() - start) * 1000)
         start = time.perf_counter()
-        search(
-            store, query, embedder=None, settings=settings, limit=settings.known_facts_limit, log_recall=False
-        )
-        out["recall's search()"].append((time.perf_counter() - start) * 1000)
+        full_text(store, query, settings=settings, limit=settings.known_facts_limit)
+        out["recall's full_text()"].append((time.perf_counter() - start) * 1000)
     return out
 
 

@@ -58,7 +58,14 @@ from memory_assets.core.index.query_dates import (
     content_windows,
     query_windows,
 )
-from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, id_in, quote
+from memory_assets.core.index.store import (
+    LEGACY_SOURCE_TYPE,
+    MemoryStore,
+    ReadFacts,
+    StoreError,
+    id_in,
+    quote,
+)
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.text import json_object
@@ -423,17 +430,9 @@ def search(
     relative dates in the question ("last week") and the recency of facts (default: today, UTC).
     ``context=N`` attaches up to N neighbouring lines on each side of every hit (``Hit.context``).
     ``ranking`` replaces the tuned weights and depths (benchmarks compare rankings with it)."""
-    latest = run(store.read_latest())
-    if latest is None:
-        raise EmptyIndexError(
-            f"the index at {store.uri} has never been built (no table {store.table_name}); "
-            "run `memory-assets reindex`"
-        )
+    facts, table = _latest(store)
     if limit <= 0 or not query.strip():
         return []
-    facts, table = latest
-    if facts.rows == 0:
-        raise EmptyIndexError(f"the index at {store.uri} is empty; run `memory-assets reindex`")
     if facts.legacy and (source_types or date_from or date_to):
         store.require_current("filtering by source type or fact date")
     today = today or datetime.now(UTC).date()
@@ -457,13 +456,7 @@ def search(
         fts=facts.fts,
     )
     hits = run(_search(scorer, query, ann=facts.ann, rows=facts.rows, limit=limit, context=context))
-    max_chars = settings.search_max_chars if settings is not None else DEFAULT_MAX_CHARS
-    for hit in hits:
-        if len(hit.content) > max_chars:
-            hit.content, hit.truncated = hit.content[:max_chars], True
-        for line in hit.context:
-            if len(line.content) > max_chars:
-                line.content, line.truncated = line.content[:max_chars], True
+    _cap(hits, settings)
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         future = _POOL.submit(
             log_recalls,
@@ -474,6 +467,83 @@ def search(
         with _RECALLS_LOCK:
             _RECALLS[:] = [f for f in _RECALLS if not f.done()] + [future]
     return hits
+
+
+def full_text(
+    store: MemoryStore, query: str, *, settings: Settings | None = None, limit: int = 10
+) -> list[Hit]:
+    """The ``limit`` rows whose words best match ``query`` by BM25 alone, tombstones filtered and
+    contents capped as ``search`` does: the write path's recall of known facts (``process.py``).
+
+    One full-text query and nothing else: no embedding, no vectors read, no priors, no date
+    windows, no collapse, no recall log. Its caller compares the texts itself (a lexical
+    classifier), so the words are the whole question; and near-duplicates stay separate hits, so
+    a daily-log copy of a fact is never folded into a MEMORY.md copy the classifier may not defer
+    to. ``score`` and ``full_text`` are the row's BM25 score and that score over the best one's.
+    Empty without a full-text index; raises ``EmptyIndexError`` like ``search``."""
+    facts, table = _latest(store)
+    text = " ".join(_FTS_SAFE.sub(" ", query).split())
+    if limit <= 0 or not text or not facts.fts:
+        return []
+    tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
+    where = _filters(store, None, None, None, single_user=facts.single_user)
+    columns = [*(LEGACY_COLUMNS if facts.legacy else COLUMNS), "_score"]
+
+    async def leg(k: int) -> pa.Table:
+        q = table.query().nearest_to_text(text)
+        if where:
+            q = q.where(where)
+        return await q.limit(k).select(columns).to_arrow()
+
+    depth = limit + len(tombs.contents) + len(tombs.claims)  # room for the hidden rows, usually none
+    while True:
+        rows = run(leg(depth)).to_pylist()
+        visible = [r for r in rows if not tombs.hides(r["content"])]
+        if len(visible) >= limit or len(rows) < depth:
+            break
+        depth *= 4  # more hidden rows matched than the room left for them
+    best = max((float(r["_score"]) for r in visible), default=0.0)
+    hits = []
+    for row in visible[:limit]:
+        bm25 = float(row["_score"])
+        importance = float(row["importance"]) if row.get("importance") is not None else 0.5
+        scored = _Scored(
+            _legacy_row(row) if facts.legacy else row,
+            0.0,
+            bm25 / best if best > 0 else 0.0,
+            importance,
+            0.0,
+            False,
+            bm25,
+        )
+        hits.append(scored.hit())
+    _cap(hits, settings)
+    return hits
+
+
+def _latest(store: MemoryStore) -> "tuple[ReadFacts, Any]":
+    """The latest version's read facts and the async table handle; ``EmptyIndexError`` when the
+    index was never built or holds no rows."""
+    latest = run(store.read_latest())
+    if latest is None:
+        raise EmptyIndexError(
+            f"the index at {store.uri} has never been built (no table {store.table_name}); "
+            "run `memory-assets reindex`"
+        )
+    if latest[0].rows == 0:
+        raise EmptyIndexError(f"the index at {store.uri} is empty; run `memory-assets reindex`")
+    return latest
+
+
+def _cap(hits: Sequence[Hit], settings: Settings | None) -> None:
+    """Cut each hit's content (and its context lines') to the setting's length, marking the cut."""
+    max_chars = settings.search_max_chars if settings is not None else DEFAULT_MAX_CHARS
+    for hit in hits:
+        if len(hit.content) > max_chars:
+            hit.content, hit.truncated = hit.content[:max_chars], True
+        for line in hit.context:
+            if len(line.content) > max_chars:
+                line.content, line.truncated = line.content[:max_chars], True
 
 
 async def _search(

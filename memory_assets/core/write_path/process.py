@@ -2,10 +2,11 @@
 
 (a) recall up to ``known_facts_limit`` known facts near the turn: best effort, under a time limit;
     any failure means extraction runs without them, and the result says so (invariant 5: a
-    search outage never blocks a write). Recall is full-text (BM25 over the index, tombstones
-    filtered): the classifier's question is lexical ("practically the same sentence?"), which
-    full text answers; it costs about 10 ms and no embedding model, so a model outage cannot
-    degrade it;
+    search outage never blocks a write). Recall is one full-text query (``retrieval.full_text``:
+    BM25 over the index, tombstones filtered, no ranking priors and no collapse): the classifier's
+    question is lexical ("practically the same sentence?"), which full text answers; it needs no
+    embedding model, so a model outage cannot degrade it, and it keeps near-duplicates apart, so a
+    daily-log copy of a fact is not folded into a MEMORY.md copy the classifier cannot defer to;
 (b) extract facts (the configured extractor; the rule-based default without a language model);
 (c) classify each against the recalled facts: confirmation, revision or new;
 (d) append new facts and revisions to the turn's UTC day's log, one block in the existing format,
@@ -30,7 +31,7 @@ from typing import Any
 from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
 from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
+from memory_assets.core.index.retrieval import full_text
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
 from memory_assets.core.text import clean_text
@@ -105,23 +106,16 @@ class TurnResult:
 
 
 def recall_known(settings: Settings, store: MemoryStore, text: str) -> tuple[list[Known], Recall]:
-    """The known facts nearest ``text`` by full text (tombstones filtered, the recall log
-    untouched), within ``settings.recall_timeout_s``; never raises."""
+    """The known facts nearest ``text`` by full text (tombstones filtered; not a recall the
+    assistant handed out, so the recall log is untouched), within ``settings.recall_timeout_s``;
+    never raises."""
     # The time limit is for the query, not the process's one-time import of LanceDB (about 2 s
     # cold on these machines), which the reindex of this same turn needs anyway.
     import lancedb  # noqa: F401
 
     start = time.perf_counter()
     query = text[:RECALL_QUERY_CHARS]
-    future = _RECALL_POOL.submit(
-        search,
-        store,
-        query,
-        embedder=None,
-        settings=settings,
-        limit=settings.known_facts_limit,
-        log_recall=False,
-    )
+    future = _RECALL_POOL.submit(full_text, store, query, settings=settings, limit=settings.known_facts_limit)
     try:
         hits = future.result(timeout=settings.recall_timeout_s)
     except FutureTimeout:

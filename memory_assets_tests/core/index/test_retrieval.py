@@ -6,7 +6,7 @@ import pytest
 
 from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import EmptyIndexError, Ranking, flush_recalls, search
+from memory_assets.core.index.retrieval import EmptyIndexError, Ranking, flush_recalls, full_text, search
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import append_tombstone
@@ -369,3 +369,57 @@ def test_neighbours_stay_within_a_page_section(settings: Settings, indexer: Inde
     [hit] = search(indexer.store, "Ana nurse Porto", embedder=indexer.embedder, limit=1, context=3)
     assert hit.content == "- Ana works as a nurse in Porto."
     assert [c.content for c in hit.context] == ["- Marco's sister is called Ana."]
+
+
+# -- full_text: the write path's recall of known facts ---------------------------------------------
+
+
+def test_full_text_is_bm25_alone_and_keeps_near_duplicates_apart(
+    settings: Settings, indexer: Indexer
+) -> None:
+    for day in (1, 2):  # one fact on two days: search() collapses them, full_text must not
+        write_facts(settings, date(2026, 11, day), "Wants to be reminded to drink water every hour")
+    write_facts(settings, date(2026, 11, 3), "Drinks water from a blue bottle")
+    (settings.notebook_dir / "3_Personal" / "Health.md").write_text(  # a higher importance, fewer words
+        "---\nstatus: stable\nupdated: 2026-11-25\n---\n- Likes water. (confirmed 20x, last 2026-11-25)\n"
+    )
+    indexer.sweep()
+    version = indexer.store.version()
+    hits = full_text(indexer.store, "reminded to drink water every hour", settings=settings, limit=3)
+    assert {h.content for h in hits[:2]} == {"Wants to be reminded to drink water every hour"}
+    assert {h.source_date for h in hits[:2]} == {"2026-11-01", "2026-11-02"}  # both copies, in BM25's order
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].full_text == 1.0 and all(h.semantic == 0.0 and h.duplicates == 0 for h in hits)
+    assert indexer.store.version() == version  # a read: nothing written, no recall logged
+    assert not settings.recall_log_path.exists()
+
+
+def test_full_text_filters_tombstones_even_when_they_fill_the_first_page(
+    settings: Settings, indexer: Indexer
+) -> None:
+    for day in range(1, 6):  # five copies of the forgotten fact outrank the one left
+        write_facts(settings, date(2026, 11, day), "Keeps bees on the roof of the flat")
+    write_facts(settings, date(2026, 11, 6), "Sold the bees")
+    indexer.sweep()
+    append_tombstone(settings.tombstones_path, "Keeps bees on the roof of the flat")  # no reindex yet
+    hits = full_text(indexer.store, "keeps bees on the roof", settings=settings, limit=1)
+    assert [h.content for h in hits] == ["Sold the bees"]
+
+
+def test_full_text_reads_an_assistant_era_table_as_it_is_and_says_when_empty(
+    settings: Settings, embedder: Embedder
+) -> None:
+    with pytest.raises(EmptyIndexError, match=r"never been built .* run `memory-assets reindex`"):
+        full_text(MemoryStore(settings.index_uri), "anything")
+    assistant_table(
+        settings, vectors=embedder.embed(["Prefers metric units in all answers", "Was born in Coimbra"])
+    )
+    store = MemoryStore(settings.index_uri)
+    assert full_text(store, "born in Coimbra", settings=settings) == []  # no full-text index
+    from lancedb.index import FTS
+
+    store.table().create_index("content", config=FTS())  # as an assistant that searched by words
+    version = store.version()
+    hits = full_text(store, "born in Coimbra", settings=settings)
+    assert [(h.content, h.source_type) for h in hits] == [("Was born in Coimbra", "legacy_direct")]
+    assert store.version() == version and store.is_legacy()

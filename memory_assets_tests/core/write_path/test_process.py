@@ -88,6 +88,24 @@ def test_a_match_only_in_memory_md_is_written(settings: Settings, embedder: Embe
     assert log_lines(settings) == ["Works as a nurse at the city hospital"]
 
 
+def test_a_fact_in_both_memory_md_and_a_log_is_confirmed_against_the_log(
+    settings: Settings, embedder: Embedder
+) -> None:
+    """MEMORY.md often repeats a logged fact word for word, and a person's verified line there
+    outranks the log's copy. Recall keeps the copies apart (no collapse), so the restatement
+    defers to the log's copy and is not written again."""
+    fact = "Works as a nurse at the city hospital"
+    settings.memory_md_path.write_text(
+        "<!-- memory:generated -->\n<!-- /memory:generated -->\n"
+        f"{fact}\n<!-- verified: human:alice at 2026-08-01T00:00:00Z -->\n"
+    )
+    say(settings, embedder, fact)
+    Indexer(settings, embedder=embedder).sweep()  # MEMORY.md's rows join the log's
+    again = say(settings, embedder, fact, at=AT.replace(hour=11))
+    assert [(f.outcome, f.matched_source) for f in again.facts] == [("confirmation", "archive_log")]
+    assert log_lines(settings) == [fact]
+
+
 def test_with_the_index_missing_locked_or_broken_the_fact_is_still_written(
     settings: Settings, embedder: Embedder, tmp_path: Path
 ) -> None:
