@@ -54,9 +54,13 @@ class IndexState:
         return cls(table=table_id, files=dict(files) if isinstance(files, dict) else {})
 
     def save(self, path: Path) -> None:
-        """Write atomically and durably, so a crash leaves the old or the new state."""
+        """Write atomically, without fsync: the state is a fast path that every write path's turn
+        rewrites, and a crash may leave the old state (its files are diffed again), or an empty
+        or partial file, which ``load`` discards (one full diff; the table is the truth)."""
         write_atomic(
-            path, json.dumps({"version": STATE_VERSION, "table": self.table, "files": self.files}, indent=1)
+            path,
+            json.dumps({"version": STATE_VERSION, "table": self.table, "files": self.files}, indent=1),
+            sync=False,
         )
 
 

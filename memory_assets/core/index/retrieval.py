@@ -95,6 +95,7 @@ COLUMNS = [
     "metadata",
     "chunk_index",
 ]
+HIT_COLUMNS = [c for c in COLUMNS if c not in ("fact_date", "chunk_index")]  # what a Hit shows
 LEGACY_COLUMNS = ["id", "content", "importance", "metadata", "created_at"]
 
 
@@ -487,7 +488,7 @@ def full_text(
         return []
     tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
     where = _filters(store, None, None, None, single_user=facts.single_user)
-    columns = [*(LEGACY_COLUMNS if facts.legacy else COLUMNS), "_score"]
+    columns = [*(LEGACY_COLUMNS if facts.legacy else HIT_COLUMNS), "_score"]
 
     async def leg(k: int) -> pa.Table:
         q = table.query().nearest_to_text(text)

@@ -184,6 +184,26 @@ def test_full_reindex_drops_rows_of_files_that_no_longer_exist(settings: Setting
     assert result.deleted == 1 and indexer.store.count() == 0
 
 
+@pytest.mark.parametrize("torn", [b"", b'{"version": 2, "table": "'], ids=["empty", "partial"])
+def test_a_torn_index_state_is_discarded_and_costs_a_diff_not_a_row(
+    settings: Settings, indexer: Indexer, torn: bytes
+) -> None:
+    """The state is written without fsync, so a crash may leave it empty or cut short: the next
+    sweep says so, diffs every file against the table (embedding nothing, duplicating nothing)
+    and records the state again."""
+    write_facts(settings, DAY, *FACTS[:2])
+    write_facts(settings, date(2026, 11, 21), FACTS[2])
+    indexer.sweep()
+    settings.index_state_path.write_bytes(torn)
+    result = Indexer(settings, embedder=indexer.embedder).sweep()
+    assert any("unreadable" in w and "index_state" in w for w in result.warnings)
+    assert result.embedded == 0 and result.files_updated == 0 and result.deleted == 0
+    assert not any(f.skipped_by_state for f in result.files)  # every file diffed
+    assert indexer.store.count() == 3 and len(indexer.store.ids(ARCHIVE, f"{DAY.isoformat()}.md")) == 2
+    again = Indexer(settings, embedder=indexer.embedder).sweep()
+    assert not again.warnings and all(f.skipped_by_state for f in again.files if f.rows)
+
+
 class DiffQueryFails(MemoryStore):
     """Fault injection: the real store, except that the per-file diff query errors out."""
 
