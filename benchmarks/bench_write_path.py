@@ -76,6 +76,72 @@ class TimedEmbedder:
         return self.embed([text])[0]
 
 
+class CallTimer:
+    """Time spent inside LanceDB and in fsync during the turns, measured at the boundary: every
+    synchronous LanceDB call crosses ``BackgroundEventLoop.run``, and the async API's calls (the
+    recall's query and its version checks) are awaited on the caller's thread, timed there and
+    only there (on LanceDB's own loop thread they are the synchronous calls already counted)."""
+
+    def __init__(self) -> None:
+        self.lancedb = 0.0
+        self.calls = 0
+        self.fsync = 0.0
+        self.syncs = 0
+
+    def reset(self) -> None:
+        self.lancedb, self.calls, self.fsync, self.syncs = 0.0, 0, 0.0, 0
+
+    def install(self) -> None:
+        import threading
+
+        import lancedb.background_loop as background
+        import lancedb.query as lance_query
+        import lancedb.table as lance_table
+
+        timer = self
+        run = background.BackgroundEventLoop.run
+
+        def timed_run(loop: object, future: object) -> object:
+            start = time.perf_counter()
+            try:
+                return run(loop, future)  # type: ignore[arg-type]
+            finally:
+                timer.lancedb += time.perf_counter() - start
+                timer.calls += 1
+
+        background.BackgroundEventLoop.run = timed_run  # type: ignore[method-assign]
+
+        def timed_async(cls: type, name: str) -> None:
+            method = getattr(cls, name)
+
+            async def wrapper(*args: object, **kwargs: object) -> object:
+                if threading.current_thread().name == "LanceDBBackgroundEventLoop":
+                    return await method(*args, **kwargs)
+                start = time.perf_counter()
+                try:
+                    return await method(*args, **kwargs)
+                finally:
+                    timer.lancedb += time.perf_counter() - start
+                    timer.calls += 1
+
+            setattr(cls, name, wrapper)
+
+        timed_async(lance_query.AsyncQueryBase, "to_arrow")
+        for name in ("version", "checkout_latest", "schema", "count_rows", "list_indices"):
+            timed_async(lance_table.AsyncTable, name)
+        fsync = os.fsync
+
+        def timed_fsync(fd: int) -> None:
+            start = time.perf_counter()
+            try:
+                fsync(fd)
+            finally:
+                timer.fsync += time.perf_counter() - start
+                timer.syncs += 1
+
+        os.fsync = timed_fsync
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -124,9 +190,17 @@ def main() -> int:
         steps: dict[str, list[float]] = {}
         reindex_own: list[float] = []
         optimized = 0
+        calls = CallTimer()
+        calls.install()
+        in_lancedb: list[float] = []
+        in_fsync: list[float] = []
+        rest: list[float] = []
+        lancedb_calls: list[int] = []
+        fsyncs: list[int] = []
         for n in range(args.turns):
             text = statements[n % len(statements)]
             timed.seconds = 0.0
+            calls.reset()
             start = time.perf_counter()
             result = process_turn(
                 Turn(text, chat_id="bench000", at=day0 + timedelta(hours=n)),
@@ -140,6 +214,11 @@ def main() -> int:
             extract.append(result.timings["extract"] * 1000)
             embed.append(timed.seconds * 1000)
             own.append((elapsed - result.timings["extract"] - timed.seconds) * 1000)
+            in_lancedb.append(calls.lancedb * 1000)
+            in_fsync.append(calls.fsync * 1000)
+            rest.append(own[-1] - in_lancedb[-1] - in_fsync[-1])
+            lancedb_calls.append(calls.calls)
+            fsyncs.append(calls.syncs)
             if args.optimize_above and store.stats().fragments > args.optimize_above:
                 Indexer(settings, store).optimize()  # another process's run in a deployment
                 optimized += 1
@@ -194,6 +273,36 @@ def main() -> int:
                     ["end to end", f"{percentile(total, 50):.1f}", f"{percentile(total, 95):.1f}", ""],
                 ],
                 ["per turn", "p50 ms", "p95 ms", "note"],
+            )
+        )
+        print(
+            "\nown work by where the time went, per turn (measured in the turn: LanceDB calls timed where "
+            "they are made, fsync timed in the kernel call; the rest is memory-assets' own Python: "
+            "parsing, planning, diffing, classifying, ranking, locks, file writes):"
+        )
+        print(
+            table(
+                [
+                    [
+                        "inside LanceDB (queries, commits, version checks)",
+                        f"{percentile(in_lancedb, 50):.1f}",
+                        f"{percentile(in_lancedb, 95):.1f}",
+                        f"{percentile(lancedb_calls, 50):.0f}",
+                    ],
+                    [
+                        "fsync (log append, MEMORY.md)",
+                        f"{percentile(in_fsync, 50):.1f}",
+                        f"{percentile(in_fsync, 95):.1f}",
+                        f"{percentile(fsyncs, 50):.0f}",
+                    ],
+                    [
+                        "the rest (memory-assets' Python)",
+                        f"{percentile(rest, 50):.1f}",
+                        f"{percentile(rest, 95):.1f}",
+                        "",
+                    ],
+                ],
+                ["own work", "p50 ms", "p95 ms", "calls p50"],
             )
         )
         print(

@@ -601,17 +601,21 @@ def test_the_recent_windows_pick_what_the_whole_table_picks(settings: Settings) 
 
 
 # -- the plain-Python pick, the parsed candidates kept in memory, the unsynced cache file ------------
-def random_rows(rng: random.Random, n: int) -> pa.Table:
+def random_rows(rng: random.Random, n: int, plain_only: bool = False) -> pa.Table:
     """Rows shaped like the candidates, built to collide: few texts differing in case and
-    whitespace (ASCII and Unicode, and \x1c that only Python calls whitespace), with accents,
-    ß and final sigmas, empty and missing contents, ties on importance and day, missing
-    importances, dates and creation times (before 1970 too)."""
+    whitespace (ASCII and Unicode, and \x1c-\x1f that only Python calls whitespace), with
+    accents, ß and final sigmas, empty and missing contents, ties on importance and day, missing
+    importances, dates and creation times (before 1970 too). ``plain_only``: only texts whose
+    derived columns Python computes itself (up to U+017F, no İ)."""
     from memory_assets.core.knowledge.memory_md import _candidates_schema
 
     words = ["tea", "Tea", "TEA", "bees", "b-e-e-s", "Lisbon", "porto", "a.b", "z", "Z"]
-    words += ["Éclair", "éclair", "straße", "STRASSE", "ΣΟΦΟΣ", "σοφος", "İstanbul", "ǅ", "ﬁne"]
-    spaces = [" ", "  ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", " \r\n ", "\u00a0", "\u2003", "\u0085"]
+    words += ["Éclair", "éclair", "straße", "STRASSE", "Tomás", "TOMÁS", "Łódź", "ŁÓDŹ", "ÿ", "Ÿ"]
+    spaces = [" ", "  ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1f", " \r\n ", "\u00a0", "\u0085"]
     days = ["2026-11-20", "2026-11-21", "2026-11-21T08:00", "2025-01-01", "2025-ü1-01x", "", None]
+    if not plain_only:
+        words += ["ΣΟΦΟΣ", "σοφος", "İstanbul", "ǅ", "ﬁne"]
+        spaces += ["\u2003"]
     stamps = [None, datetime(2026, 11, 20, 7), datetime(2026, 11, 21, 23, 59), datetime(1969, 12, 31, 23)]
 
     def text() -> str | None:
@@ -619,7 +623,7 @@ def random_rows(rng: random.Random, n: int) -> pa.Table:
         if pick < 0.04:
             return None
         if pick < 0.08:
-            return rng.choice(["", " ", "\t\n", "\u2003"])
+            return rng.choice(["", " ", "\t\n", "\xa0"] if plain_only else ["", " ", "\t\n", "\u2003"])
         parts = [rng.choice(words) for _ in range(rng.randint(1, 3))]
         out = rng.choice(["", *spaces])
         for part in parts:
@@ -647,7 +651,7 @@ def test_the_plain_pick_is_the_polars_pick() -> None:
 
     rng = random.Random(11)
     for trial in range(300):
-        data = random_rows(rng, rng.randint(0, 60))
+        data = random_rows(rng, rng.randint(0, 60), plain_only=trial % 2 == 1)
         if trial % 3 == 0:  # a creation time with a time zone
             column = data.schema.get_field_index("created_at")
             data = data.set_column(column, "created_at", data.column(column).cast(pa.timestamp("us", "UTC")))
@@ -668,6 +672,38 @@ def test_the_plain_pick_is_the_polars_pick() -> None:
         assert _best_rows_plain(odd, frozenset(), 3) is None
         merged, whole = _merge_best(odd, frozenset(), 3), _best_rows(odd, frozenset(), 3)
         assert merged.column("id").to_pylist() == whole.column("id").to_pylist()  # (NaN != NaN)
+
+
+def test_the_derived_columns_in_python_are_polars_values_or_left_to_polars() -> None:
+    """``_derived_plain`` computes the ranking's derived columns in Python only where it can prove
+    them polars' (``_rank_columns``): every character it accepts, alone, doubled, cased and
+    between spaces, and random rows of them, give polars' values; anything else (a Greek or
+    Turkish capital, a ligature, a creation time in another zone) is left to polars."""
+    import polars as pl
+
+    from memory_assets.core.knowledge.memory_md import _derived_plain, _rank_columns
+
+    def same(data: pa.Table) -> bool:
+        plain = _derived_plain(data)
+        frame = pl.from_arrow(data).select(_rank_columns())
+        return plain == tuple(frame[c].to_list() for c in ("_norm", "_day", "_importance"))
+
+    template = random_rows(random.Random(6), 1, plain_only=True)
+    chars = [chr(c) for c in range(0x180) if c != 0x130]
+    upper = {c: c.upper() if all(u in chars for u in c.upper()) else "X" for c in chars}  # µ -> Greek Μ
+    texts = [t for c in chars for t in (c, c + c, f" {c}X{c}\t", f"{c}\xa0{upper[c]}\x85")]
+    column = template.schema.get_field_index("content")
+    rows = pa.concat_tables([template] * len(texts))
+    assert same(rows.set_column(column, "content", pa.array(texts, pa.string())))
+    rng = random.Random(5)
+    for trial in range(200):
+        data = random_rows(rng, rng.randint(0, 40), plain_only=True)
+        assert _derived_plain(data) is not None and same(data), trial
+    for text in ("ΣΟΦΟΣ", "İstanbul", "ǅ", "ﬁne", "a\u2003b", "µ Μ"):
+        assert _derived_plain(template.set_column(column, "content", pa.array([text]))) is None
+    column = template.schema.get_field_index("created_at")
+    lisbon = template.column(column).cast(pa.timestamp("us", "Europe/Lisbon"))
+    assert _derived_plain(template.set_column(column, "created_at", lisbon)) is None
 
 
 def test_the_kept_candidates_parsed_in_memory_follow_another_process(
