@@ -209,9 +209,14 @@ class MemoryStore:
             reader = self._reader = await db.open_table(self.table_name)
             return facts, reader
         await reader.checkout_latest()
+        version = await reader.version()
         cached = self._facts.get("read")
-        if cached is not None and cached.version == await reader.version():
-            return cached, reader
+        if cached is not None:
+            # Only this store's own commits since (the write path's turns): carried forward from
+            # what they added and deleted, with no call through the synchronous handle.
+            chain = self._chain(cached.version, version)
+            if chain is not None:
+                return self._facts_forward(cached, chain, version), reader
         facts = self.read_facts()
         return (facts, reader) if facts is not None else None
 
@@ -334,7 +339,7 @@ class MemoryStore:
         if start == end:
             return []
         chain, at = [], start
-        for commit in self._journal:
+        for commit in tuple(self._journal):  # a copy: a commit on another thread may append
             if commit.before == at:
                 chain.append(commit)
                 at = commit.after
@@ -788,16 +793,7 @@ class MemoryStore:
                 return cached
             chain = self._chain(cached.version, version)
             if chain is not None:
-                added = [c.added for c in chain if c.added.num_rows]
-                facts = replace(
-                    cached,
-                    version=version,
-                    rows=cached.rows + sum(t.num_rows for t in added) - sum(c.deleted_rows for c in chain),
-                    single_user=cached.single_user
-                    and all(pc.all(pc.equal(t.column("user_id"), self.user_id)).as_py() for t in added),
-                )
-                self._facts["read"] = facts
-                return facts
+                return self._facts_forward(cached, chain, version)
         indexed = [tuple(i.columns) for i in table.list_indices()]
         table_schema = self.table_schema(table)
         facts = ReadFacts(
@@ -810,6 +806,22 @@ class MemoryStore:
             ann=("vector",) in indexed,
             fts=("content",) in indexed,
             single_user=table.count_rows(f"user_id != {quote(self.user_id)} OR user_id IS NULL") == 0,
+        )
+        self._facts["read"] = facts
+        return facts
+
+    def _facts_forward(self, cached: "ReadFacts", chain: list[Commit], version: int) -> "ReadFacts":
+        """``cached`` brought to ``version`` through this store's own commits ``chain``: the same
+        indexes and schema, the row count moved by what was added and deleted."""
+        if not chain:
+            return cached
+        added = [c.added for c in chain if c.added.num_rows]
+        facts = replace(
+            cached,
+            version=version,
+            rows=cached.rows + sum(t.num_rows for t in added) - sum(c.deleted_rows for c in chain),
+            single_user=cached.single_user
+            and all(pc.all(pc.equal(t.column("user_id"), self.user_id)).as_py() for t in added),
         )
         self._facts["read"] = facts
         return facts

@@ -73,6 +73,32 @@ def test_a_reader_sees_what_another_handle_committed_since_its_last_search(
     assert [h.content for h in hits] == ["Moved to Grenoble for a new job"]
 
 
+def test_after_its_own_commits_a_store_searches_without_reading_the_table_facts_again(
+    settings: Settings, indexer: Indexer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write path's turn: a search, a commit through the same store, a search. The second
+    search brings the table facts forward through the commit (one more row) instead of asking
+    the synchronous handle; after another handle's commit it reads them again."""
+    build(settings, indexer)
+    store = indexer.store
+    assert search(store, "Hetzner", embedder=None)
+    reads: list[int] = []
+    real = MemoryStore.read_facts
+    monkeypatch.setattr(MemoryStore, "read_facts", lambda self: reads.append(1) or real(self))
+    write_facts(settings, date(2026, 11, 28), "Moved to Grenoble for a new job")
+    indexer.reindex_day(date(2026, 11, 28))  # a commit through the same store
+    assert [h.content for h in search(store, "Grenoble", embedder=None)] == [
+        "Moved to Grenoble for a new job"
+    ]
+    facts, _ = run(store.read_latest())
+    assert reads == [] and facts.rows == store.count() == 4
+    other = Indexer(settings, embedder=indexer.embedder)  # another handle's commit
+    write_facts(settings, date(2026, 11, 29), "Sold the Hetzner VPS")
+    other.reindex_day(date(2026, 11, 29))
+    assert "Sold the Hetzner VPS" in [h.content for h in search(store, "Hetzner VPS", embedder=None)]
+    assert reads and run(store.read_latest())[0].rows == 5
+
+
 def test_a_forked_child_runs_on_a_loop_of_its_own() -> None:
     import multiprocessing
 
