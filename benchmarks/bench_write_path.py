@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_write_path.py                       # 50k rows, 100 turns
     .venv/bin/python benchmarks/bench_write_path.py --rows 10000          # smaller
     .venv/bin/python benchmarks/bench_write_path.py --optimize-above 16   # with the sensor's compaction
+    .venv/bin/python benchmarks/bench_write_path.py --with-vault          # a home the dream has run on
 
 The home: 50,000 index rows (2,000 real sentences embedded by the bundled model, the rest
 word-level variants of them, as in bench_index.py), optimized with its ANN index as a home of
@@ -19,6 +20,10 @@ Every turn's reindex commits a fragment, and full text searches new rows flat un
 folds them in, so the recall slows turn by turn: the full-text floor is printed before the turns
 and after them. By default nothing optimizes between turns; ``--optimize-above N`` optimizes (not
 timed) whenever the table has more than N fragments, as the optimize sensor does in a deployment.
+
+The home has no vault by default, so every turn with an important fact runs MEMORY.md's legacy
+per-turn writer (the worst case: a large index from before any dream). ``--with-vault`` gives it
+one ``3_Personal/`` page first, as any home the dream has run on has; the writer then stands down.
 
 Figures go to stdout, progress to stderr.
 """
@@ -45,6 +50,7 @@ from memory_assets.core.home import init_home
 from memory_assets.core.index.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.process import process_turn
 from memory_assets.core.write_path.rules import RuleExtractor
@@ -156,6 +162,12 @@ def main() -> int:
         help="between turns (not timed), optimize when the table has more than N fragments, as the "
         f"optimize sensor does at {FRAGMENTS_SOFT}; default 0: never (the turns pile fragments up)",
     )
+    parser.add_argument(
+        "--with-vault",
+        action="store_true",
+        help="write one 3_Personal/ page before the turns (a home the dream has run on): MEMORY.md's "
+        "per-turn writer stands down; default: no vault, the writer runs on every important fact",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_write_path_"))
     try:
@@ -175,6 +187,13 @@ def main() -> int:
         log(
             f"optimized ({'ANN index' if store.has_ann_index() else 'brute force'}) in {time.perf_counter() - start:.1f} s"
         )
+        if args.with_vault:
+            page = settings.notebook_dir / PERSONAL_DIR / "Profile.md"
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(
+                "---\nstatus: stable\nupdated: 2026-10-31\n---\n- Lives in Lisbon. (confirmed 3x, last 2026-10-31)\n"
+            )
+            Indexer(settings, store, emb).reindex_key(f"notebook:{PERSONAL_DIR}/Profile.md")
         statements = [
             json.loads(line)["user"]
             for line in CORPUS.read_text().splitlines()
@@ -236,6 +255,7 @@ def main() -> int:
         print(
             f"command : .venv/bin/python benchmarks/bench_write_path.py --rows {args.rows} --turns {args.turns}"
             + (f" --optimize-above {args.optimize_above}" if args.optimize_above else "")
+            + (" --with-vault" if args.with_vault else "")
         )
         print(
             f"started : {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC; 2 cores shared, 1-min load {os.getloadavg()[0]:.2f}"
@@ -243,6 +263,11 @@ def main() -> int:
         print(
             f"home    : {store.count():,} index rows ({'IVF_HNSW_SQ' if store.has_ann_index() else 'no ANN'}); "
             f"{args.turns} turns from {CORPUS.name}, rule-based extraction; facts: {outcomes}; "
+            + (
+                "a vault page (MEMORY.md's per-turn writer stands down); "
+                if args.with_vault
+                else "no vault (MEMORY.md's per-turn writer runs); "
+            )
             + (
                 f"optimized {optimized} time(s) between turns (above {args.optimize_above} fragments)\n"
                 if args.optimize_above
