@@ -509,13 +509,13 @@ def full_text(
         bm25 = float(row["_score"])
         importance = float(row["importance"]) if row.get("importance") is not None else 0.5
         scored = _Scored(
-            _legacy_row(row) if facts.legacy else row,
-            0.0,
-            bm25 / best if best > 0 else 0.0,
-            importance,
-            0.0,
-            False,
-            bm25,
+            row=_legacy_row(row) if facts.legacy else row,
+            semantic=0.0,
+            full_text=bm25 / best if best > 0 else 0.0,
+            importance=importance,
+            recency=0.0,
+            date_match=False,
+            score=bm25,
         )
         hits.append(scored.hit())
     _cap(hits, settings)
