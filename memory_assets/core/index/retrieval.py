@@ -426,8 +426,8 @@ def search(
 
     ``settings`` (the memory home's) supplies the tombstones filtered at query time, the recall
     log and the content cap; without it nothing is filtered or logged and contents are cut at
-    2,000 characters. ``log_recall=False`` keeps a lookup out of the recall signal (the write
-    path's recall of known facts is not something the assistant handed out). ``today`` anchors
+    2,000 characters. ``log_recall=False`` keeps a lookup out of the recall signal (a check's
+    probe, the dream's look-ups: not something the assistant handed out). ``today`` anchors
     relative dates in the question ("last week") and the recency of facts (default: today, UTC).
     ``context=N`` attaches up to N neighbouring lines on each side of every hit (``Hit.context``).
     ``ranking`` replaces the tuned weights and depths (benchmarks compare rankings with it)."""
