@@ -55,7 +55,7 @@ import yaml
 from memory_assets.core.dream.promote import Claim, body_start, page_claims
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.knowledge.chunking import parse_page
-from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
+from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.write_path.classifier import similarity
 
@@ -448,7 +448,7 @@ def lint_vault(settings: "Settings", today: date) -> LintResult:
                     )
                 )
         if page.status != "deprecated" and page.stale_after is not None and page.stale_after < today:
-            personal = rel.startswith(PERSONAL_DIR + "/")
+            personal = is_personal(rel)
             if personal:
                 stale_personal.append((page.stale_after, rel))
             result.add(

@@ -105,6 +105,7 @@ from memory_assets.core.knowledge.personal_pages import (
     Page,
     PageError,
     Previous,
+    is_personal,
     normalise_category,
     one_line,
     page_rel,
@@ -558,7 +559,10 @@ class RuleConsolidator:
         result = ConsolidationResult()
         last_day = _last_day(batch)
         mentions = list(_mentions(settings, batch, last_day))
-        rels = sorted({page_rel(c) for c in PAGE_TITLES} | {r for r in batch.revisit if _is_personal(r)})
+        rels = sorted(
+            {page_rel(c) for c in PAGE_TITLES}
+            | {r for r in batch.revisit if is_personal(r) and r.endswith(".md")}
+        )
         with ExitStack() as locks:
             for rel in rels:
                 locks.enter_context(file_lock(vault / rel))
@@ -773,10 +777,6 @@ def _page_category(state: PageState) -> str:
         return normalise_category(declared)
     stem = Path(state.rel).stem.lower()
     return next((c for c, title in PAGE_TITLES.items() if title.lower() == stem), "general")
-
-
-def _is_personal(rel: str) -> bool:
-    return rel.startswith(PERSONAL_DIR + "/") and rel.endswith(".md")
 
 
 def _last_day(batch: Batch) -> date:

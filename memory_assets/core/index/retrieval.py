@@ -442,7 +442,7 @@ def search(
         query_vector = embedder.embed_query(query)
     if query_vector is not None:
         facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
-    text = " ".join(_FTS_SAFE.sub(" ", query).split())
+    text = _fts_words(query)
     scorer = _Scorer(
         table=table,
         text=text,
@@ -483,7 +483,7 @@ def full_text(
     to. ``score`` and ``full_text`` are the row's BM25 score and that score over the best one's.
     Empty without a full-text index; raises ``EmptyIndexError`` like ``search``."""
     facts, table = _latest(store)
-    text = " ".join(_FTS_SAFE.sub(" ", query).split())
+    text = _fts_words(query)
     if limit <= 0 or not text or not facts.fts:
         return []
     tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
@@ -520,6 +520,11 @@ def full_text(
         hits.append(scored.hit())
     _cap(hits, settings)
     return hits
+
+
+def _fts_words(query: str) -> str:
+    """The query's words for the full-text index (punctuation would be read as query syntax)."""
+    return " ".join(_FTS_SAFE.sub(" ", query).split())
 
 
 def _latest(store: MemoryStore) -> "tuple[ReadFacts, Any]":

@@ -23,7 +23,7 @@ from memory_assets.core.knowledge.chunking import (
     split_memory_md,
 )
 from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
-from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
+from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.text import normalise, sha256_text, stable_id
 from memory_assets.core.textfile import read_text
@@ -225,7 +225,7 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
     category = page.category or "notebook"
     extra: dict[str, object] = {"label": "notebook", "category": category, "tags": ["notebook", rel]}
     # A personal page holds one claim a bullet (the dream's format): one row a claim.
-    split = chunk_claims if rel.startswith(PERSONAL_DIR + "/") else chunk_paragraphs
+    split = chunk_claims if is_personal(rel) else chunk_paragraphs
     texts = split(page.body)
     # Each chunk's section (its heading), so a search's context stays within the section.
     chunks = [

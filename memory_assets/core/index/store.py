@@ -789,9 +789,7 @@ class MemoryStore:
         version = self._current_version()
         cached = self._facts.get("read")
         if cached is not None and cached.table is table:
-            if cached.version == version:
-                return cached
-            chain = self._chain(cached.version, version)
+            chain = self._chain(cached.version, version)  # [] at the same version
             if chain is not None:
                 return self._facts_forward(cached, chain, version)
         indexed = [tuple(i.columns) for i in table.list_indices()]

@@ -56,6 +56,13 @@ from memory_assets.core.knowledge.importance import CONFIRMED_RE
 from memory_assets.core.textfile import read_text
 
 PERSONAL_DIR = "3_Personal"
+
+
+def is_personal(rel: str) -> bool:
+    """Whether a vault-relative POSIX path lies under ``3_Personal/``."""
+    return rel.startswith(PERSONAL_DIR + "/")
+
+
 KEY_FACTS = "Key Facts"
 KEY_FACTS_HEADING = f"## {KEY_FACTS}"
 MAX_SOURCES = 30  # provenance entries a page keeps (the most recent)
