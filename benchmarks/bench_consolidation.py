@@ -34,11 +34,11 @@ from make_consolidation_home import generate
 from memory_assets.core.audit.measurement import measure_home
 from memory_assets.core.dream.agent import make_consolidator
 from memory_assets.core.dream.runner import run_dream
-from memory_assets.core.index.embedder import shared_embedder
+from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import Hit, search
 from memory_assets.core.write_path.classifier import similarity
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 CLAIM_MARKER = " (confirmed"
 

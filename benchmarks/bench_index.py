@@ -36,8 +36,8 @@ import numpy as np
 
 from _common import fact_sentences, latency_ms, log, percentile, query_sentences, table, vary
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs, read_daily_log
-from memory_assets.core.index.embedder import Embedder, shared_embedder
-from memory_assets.core.home import init_home
+from memory_assets.core.models.embedder import Embedder, shared_embedder
+from memory_assets.core.ops.status import init_home
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import BULK_ROWS, Indexer
 from memory_assets.core.index.retrieval import (
@@ -52,7 +52,7 @@ from memory_assets.core.index.rows import ARCHIVE, IndexRow
 from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore
 from memory_assets.core.text import stable_id
 from memory_assets.core.knowledge.tombstones import append_tombstone
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 WARMUP_TEXTS = [f"warm-up sentence number {i} about nothing in particular at all" for i in range(64)]
 SUMMARY: list[tuple[str, str, str, str]] = []  # (figure, value, target, verdict)

@@ -23,10 +23,10 @@ from pathlib import Path
 from _common import log, table
 from make_consolidation_home import generate
 from memory_assets.core.capture.daily_log import list_logs, read_daily_log
-from memory_assets.core.index.embedder import shared_embedder
+from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.reconcile import reconcile
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 
 def main() -> int:

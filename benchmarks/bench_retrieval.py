@@ -58,8 +58,8 @@ import numpy as np
 import baseline_retrieval
 from _common import fact_sentences, log, percentile, table, vary
 from memory_assets.core.capture.daily_log import LogFact, append_facts
-from memory_assets.core.home import init_home
-from memory_assets.core.index.embedder import Embedder, shared_embedder
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.models.embedder import Embedder, shared_embedder
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import (
@@ -74,7 +74,7 @@ from memory_assets.core.index.retrieval import (
 from memory_assets.core.index.rows import ARCHIVE, IndexRow
 from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore, id_in
 from memory_assets.core.text import stable_id
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 TODAY = date(2026, 11, 29)  # a Sunday; "last week" is 16-22 November
 FIRST_DAY = date(2026, 3, 2)

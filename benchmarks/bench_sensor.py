@@ -35,11 +35,11 @@ import dagster as dg
 
 from _common import fact_sentences, log, percentile, table
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
-from memory_assets.core.home import init_home
-from memory_assets.core.index.embedder import shared_embedder
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 TARGET_S = 1.0
 

@@ -46,8 +46,8 @@ import numpy as np
 
 from _common import fact_sentences, log, percentile, table
 from bench_index import synth_rows
-from memory_assets.core.home import init_home
-from memory_assets.core.index.embedder import shared_embedder
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
@@ -55,7 +55,7 @@ from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.process import process_turn
 from memory_assets.core.write_path.rules import RuleExtractor
 from memory_assets.defs.index.sensors import FRAGMENTS_SOFT
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 CORPUS = Path(__file__).parent / "extraction_corpus.jsonl"
 TARGET_MS = 20.0

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from _common import fact_sentences
 from memory_assets.core.capture.daily_log import LogFact, append_facts
-from memory_assets.core.home import init_home
-from memory_assets.settings import Settings
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.settings import Settings
 
 FIRST_DAY = date(2026, 8, 1)
 

@@ -60,7 +60,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from memory_assets.settings import PROFILES, Settings, SettingsError
+from memory_assets.core.settings import PROFILES, Settings, SettingsError
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -76,13 +76,13 @@ def _store(settings: Settings) -> Any:
 
 
 def _embedder(settings: Settings) -> Any:
-    from memory_assets.core.index.embedder import make_embedder
+    from memory_assets.core.models.embedder import make_embedder
 
     return make_embedder(settings)
 
 
 def cmd_init(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.home import init_home
+    from memory_assets.core.ops.status import init_home
 
     settings = _settings(args)
     created = init_home(settings)
@@ -195,7 +195,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
 
 
 def cmd_status(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.home import home_status
+    from memory_assets.core.ops.status import home_status
 
     settings = _settings(args)
     settings.require_initialised()

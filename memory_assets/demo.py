@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
-from memory_assets.core.home import home_status, init_home
 from memory_assets.core.index.retrieval import search
-from memory_assets.settings import Settings
+from memory_assets.core.ops.status import home_status, init_home
+from memory_assets.core.settings import Settings
 
 DEMO_FACTS: list[tuple[str, str]] = [
     ("personal", "Lives in Lisbon and works remotely as a data engineer"),
@@ -239,8 +239,8 @@ LEGACY_ROWS: list[tuple[str, int]] = [  # (content, days ago)
 
 def seed_legacy_rows(settings: Settings, today: date) -> int:
     """Add ``LEGACY_ROWS`` to the index as the assistant wrote them (no source type, no source file)."""
-    from memory_assets.core.index.embedder import make_embedder
     from memory_assets.core.index.store import MemoryStore
+    from memory_assets.core.models.embedder import make_embedder
 
     store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
     table = store.table()
@@ -377,7 +377,7 @@ def main() -> int:
             indent=2,
         )
     )
-    from memory_assets.core.index.embedder import make_embedder
+    from memory_assets.core.models.embedder import make_embedder
 
     query = "how often should I drink water?"
     print(f"search: {query!r}")

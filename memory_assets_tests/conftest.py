@@ -17,10 +17,10 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from memory_assets.core.capture.daily_log import LogFact, append_facts  # noqa: E402
-from memory_assets.core.home import init_home  # noqa: E402
-from memory_assets.core.index.embedder import Embedder, shared_embedder  # noqa: E402
 from memory_assets.core.index.indexer import Indexer  # noqa: E402
-from memory_assets.settings import Settings  # noqa: E402
+from memory_assets.core.models.embedder import Embedder, shared_embedder  # noqa: E402
+from memory_assets.core.ops.status import init_home  # noqa: E402
+from memory_assets.core.settings import Settings  # noqa: E402
 
 DAY = date(2026, 11, 20)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from memory_assets.cli import main
-from memory_assets.core.index.embedder import Embedder
-from memory_assets.settings import Settings
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 

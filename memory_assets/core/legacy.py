@@ -50,7 +50,6 @@ from typing import Any
 from memory_assets.core.audit.checks import CheckOutcome
 from memory_assets.core.capture.daily_log import LogBlock, LogFact, append_block, format_block, list_logs
 from memory_assets.core.durable import append_durable, file_lock, named_lock, write_atomic
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FROM_TAG_PREFIX, INDEXED_SOURCE_TYPES, LEGACY_TAG
@@ -64,9 +63,10 @@ from memory_assets.core.knowledge.chunking import (
 from memory_assets.core.knowledge.memory_md import read_zones, sanitize_generated
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import fold, json_object
 from memory_assets.core.textfile import read_text
-from memory_assets.settings import Settings
 
 LEGACY_TABLE = "archival_memories"  # the assistant's table name (an external --table URI)
 BLOCKS_TABLE = "memory_blocks"

@@ -23,17 +23,17 @@ from typing import Any
 from memory_assets.core.durable import file_lock, named_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.retire import (
+from memory_assets.core.index.retire import (
     MIN_RETIRE_CHARS,
     affected_keys,
     clean_handoff_line,
     remove_first_lines,
     retire_texts,
 )
+from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
-from memory_assets.settings import Settings
 
 
 class ReconcileError(RuntimeError):

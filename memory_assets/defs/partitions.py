@@ -13,7 +13,7 @@ from functools import cache
 import dagster as dg
 
 from memory_assets.core.capture.daily_log import list_logs
-from memory_assets.settings import Settings, SettingsError
+from memory_assets.core.settings import Settings, SettingsError
 
 
 @cache

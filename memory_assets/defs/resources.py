@@ -3,9 +3,9 @@
 import dagster as dg
 from pydantic import PrivateAttr
 
-from memory_assets.core.index.embedder import Embedder, HttpEmbedder, make_embedder
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.settings import Settings
+from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
+from memory_assets.core.settings import Settings
 
 
 class MemoryHomeResource(dg.ConfigurableResource):

@@ -21,7 +21,6 @@ import pytest
 from memory_assets.cli import main
 from memory_assets.core import legacy
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs, read_daily_log
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.rows import legacy_fact_date, plan_archive
@@ -41,7 +40,8 @@ from memory_assets.core.legacy import (
     list_backups,
     restore,
 )
-from memory_assets.settings import Settings
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 
 TODAY = date(2026, 11, 29)
 WATERMARK = date(2026, 6, 30)

@@ -34,7 +34,6 @@ from memory_assets.core.capture.ledger import (
     read_ledger,
     verify,
 )
-from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import DUPLICATE_COSINE, search
 from memory_assets.core.index.rows import ARCHIVE, CORE_FILE, NOTEBOOK
@@ -48,8 +47,9 @@ from memory_assets.core.index.store import (
     quote,
 )
 from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import json_object
-from memory_assets.settings import Settings
 
 Severity = Literal["error", "warn"]
 MAX_PROBLEMS = 50  # problem lines per outcome; the counts in the metadata are always complete

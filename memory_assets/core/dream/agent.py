@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 from memory_assets.core.dream.consolidator import Batch, BatchFact, ConsolidationResult, Consolidator
 from memory_assets.core.dream.vault_tools import ERROR_PREFIX, VaultTools
 from memory_assets.core.knowledge.importance import STALE_AFTER_DAYS
-from memory_assets.core.language_model import AssistantMessage, ChatClient, LanguageModelError
-from memory_assets.settings import Settings, SettingsError
+from memory_assets.core.models.language_model import AssistantMessage, ChatClient, LanguageModelError
+from memory_assets.core.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
-    from memory_assets.core.index.embedder import TextEmbedder
+    from memory_assets.core.models.embedder import TextEmbedder
 
 MAX_FACT_CHARS = 60_000  # the batch's facts in the first message; the rest is paged by batch_facts
 MAX_PAGE_FACT_CHARS = 20_000  # one batch_facts answer
@@ -324,7 +324,7 @@ def make_consolidator(settings: Settings) -> Consolidator:
     """The consolidator ``settings.dream_consolidator`` names: ``agent`` (a configured chat model
     is then required) or the rule-based default."""
     if settings.dream_consolidator == "agent":
-        from memory_assets.core.language_model import make_chat_client
+        from memory_assets.core.models.language_model import make_chat_client
 
         client = make_chat_client(settings)
         if client is None:

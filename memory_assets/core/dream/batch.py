@@ -8,8 +8,8 @@ from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.confirmations import read_confirmations
 from memory_assets.core.knowledge.memory_md import personal_pages
 from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.settings import Settings
 from memory_assets.core.textfile import read_text
-from memory_assets.settings import Settings
 
 MAX_CONFIRMATIONS = 5000  # lines of confirmations.jsonl one run is shown
 MAX_REVISIT = 20  # pages of the revisit queue one run re-confirms

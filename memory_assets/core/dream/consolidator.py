@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from memory_assets.core.knowledge.confirmations import Confirmation
 
 if TYPE_CHECKING:
-    from memory_assets.settings import Settings
+    from memory_assets.core.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memory_assets.core.dream.consolidator import Consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 TEXT_SUFFIXES = {".md", ".txt", ".json", ".jsonl", ".yaml", ".yml"}
 

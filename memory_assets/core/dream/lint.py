@@ -60,7 +60,7 @@ from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.write_path.classifier import similarity
 
 if TYPE_CHECKING:
-    from memory_assets.settings import Settings
+    from memory_assets.core.settings import Settings
 
 BROKEN_LINK, ORPHAN, CONTRADICTION, STALE, BROKEN_FRONTMATTER = (
     "broken_link",

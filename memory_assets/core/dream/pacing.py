@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.knowledge.dream_state import DreamState
 from memory_assets.core.knowledge.watermark import read_last_lint_date, read_watermark
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 FACT_LINE = re.compile(r"^-\s*\[", re.MULTILINE)
 LINT_RETRY = timedelta(hours=24)

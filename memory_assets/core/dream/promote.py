@@ -57,7 +57,7 @@ from memory_assets.core.text import fold, normalise
 from memory_assets.core.textfile import read_text
 
 if TYPE_CHECKING:
-    from memory_assets.settings import Settings
+    from memory_assets.core.settings import Settings
 
 PROMOTE_GENERATOR = "promote_memory_md"
 RECALL_WINDOW = 2000  # most recent distinct snippet lines matched against the claims

@@ -116,8 +116,8 @@ from memory_assets.core.textfile import read_text
 from memory_assets.core.write_path.classifier import CALENDAR_WORDS, similarity, specifics
 
 if TYPE_CHECKING:
-    from memory_assets.core.index.embedder import TextEmbedder
-    from memory_assets.settings import Settings
+    from memory_assets.core.models.embedder import TextEmbedder
+    from memory_assets.core.settings import Settings
 
 CONFIRM, SHARPEN, SUPERSEDE, ADD = "confirm", "sharpen", "supersede", "add"
 GENERATOR = "dream:rules"
@@ -549,7 +549,7 @@ class RuleConsolidator:
 
     def embedder(self) -> "TextEmbedder":
         if self._embedder is None:
-            from memory_assets.core.index.embedder import shared_embedder
+            from memory_assets.core.models.embedder import shared_embedder
 
             self._embedder = shared_embedder()
         return self._embedder

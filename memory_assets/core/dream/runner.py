@@ -33,7 +33,7 @@ from memory_assets.core.knowledge.confirmations import remove_first
 from memory_assets.core.knowledge.dream_state import DreamState, load_dream_state, save_dream_state
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import append_ingest_entry
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 
 @dataclass

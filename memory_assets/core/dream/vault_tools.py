@@ -37,12 +37,12 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
 from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import excerpt, normalise
-from memory_assets.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_assets.core.index.embedder import TextEmbedder
     from memory_assets.core.index.store import MemoryStore
+    from memory_assets.core.models.embedder import TextEmbedder
 
 MAX_READ_CHARS = 40_000  # one read's text; more is read with ``offset``
 MAX_READ_BYTES = 10_000_000  # a file larger than this is not read at all
@@ -509,7 +509,7 @@ class VaultTools:
                 self._store = MemoryStore(s.index_uri, s.table_name, s.user_id)
             if self._embedder is None and self._embedder_failed is None:
                 try:
-                    from memory_assets.core.index.embedder import make_embedder
+                    from memory_assets.core.models.embedder import make_embedder
 
                     self._embedder = make_embedder(self.settings)
                 except Exception as exc:  # full text still works

@@ -36,7 +36,6 @@ import numpy as np
 from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.durable import file_lock, named_lock, stat_signature
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.rows import (
     ARCHIVE,
@@ -60,7 +59,8 @@ from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
-from memory_assets.settings import Settings
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 
 BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index
 OPTIMIZE_AFTER_ROWS = 1000  # a sweep that inserts this many rows compacts the table afterwards

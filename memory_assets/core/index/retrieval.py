@@ -51,7 +51,6 @@ import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.async_reads import run
-from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.query_dates import (
     DateWindow,
     asks_current_state,
@@ -68,8 +67,9 @@ from memory_assets.core.index.store import (
 )
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
+from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import json_object
-from memory_assets.settings import Settings
 
 DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
 DEFAULT_MAX_CHARS = 2000

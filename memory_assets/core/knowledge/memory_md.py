@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from memory_assets.core.index.store import MemoryStore
-    from memory_assets.settings import Settings
+    from memory_assets.core.settings import Settings
 
 OPEN_B = GENERATED_OPEN.encode("ascii")
 CLOSE_B = GENERATED_CLOSE.encode("ascii")

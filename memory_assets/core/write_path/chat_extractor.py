@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memory_assets.core.language_model import ChatClient, LanguageModelError, make_chat_client
+from memory_assets.core.models.language_model import ChatClient, LanguageModelError, make_chat_client
 from memory_assets.core.text import excerpt
 from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extraction, Extractor, Turn
 
 if TYPE_CHECKING:
-    from memory_assets.settings import Settings
+    from memory_assets.core.settings import Settings
 
 DEFAULT_CATEGORY = "general"
 DEFAULT_IMPORTANCE = 0.5

@@ -27,9 +27,10 @@ from typing import Any
 from memory_assets.core.capture.transcripts import TranscriptRead, TranscriptTurn, list_sessions, read_turns
 from memory_assets.core.durable import append_durable, file_lock, named_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.settings import Settings
 from memory_assets.core.write_path.extraction import Extractor, Turn
 from memory_assets.core.write_path.process import (
     REINDEX_LOCK_WAIT_S,
@@ -38,7 +39,6 @@ from memory_assets.core.write_path.process import (
     finish_turn,
     plan_turn,
 )
-from memory_assets.settings import Settings
 
 STATE_VERSION = 1
 

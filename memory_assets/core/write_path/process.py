@@ -29,15 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
-from memory_assets.core.index.embedder import TextEmbedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import full_text
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
+from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.classifier import CONFIRMATION, REVISION, Known, classify
 from memory_assets.core.write_path.extraction import Extraction, Extractor, Turn
-from memory_assets.settings import Settings
 
 IMPORTANT_AT = 0.7  # a fact this important refreshes MEMORY.md (the assistant's threshold)
 RECALL_QUERY_CHARS = 2000  # a huge turn is recalled by its beginning

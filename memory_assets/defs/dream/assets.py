@@ -6,10 +6,10 @@ import dagster as dg
 
 from memory_assets.core.dream.consolidator import Consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
+from memory_assets.core.settings import Settings
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.partitions import daily_partitions
 from memory_assets.defs.resources import MemoryHomeResource
-from memory_assets.settings import Settings
 
 
 def _consolidator(settings: Settings) -> Consolidator:

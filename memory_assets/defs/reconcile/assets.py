@@ -3,9 +3,9 @@
 import dagster as dg
 
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.retire import MIN_RETIRE_CHARS, clean_handoff_line
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.reconcile import ReconcileResult, read_handoff, retire_superseded
-from memory_assets.core.retire import MIN_RETIRE_CHARS, clean_handoff_line
 from memory_assets.core.text import normalise
 from memory_assets.defs.dream.assets import vault
 from memory_assets.defs.index.external import tombstones

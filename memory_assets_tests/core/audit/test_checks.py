@@ -19,11 +19,11 @@ from memory_assets.core.audit.checks import (
     search_finds_rows,
     table_bounded,
 )
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.tombstones import append_tombstone
-from memory_assets.settings import Settings
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 from memory_assets_tests.core.index.test_store import assistant_table
 

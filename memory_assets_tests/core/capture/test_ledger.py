@@ -16,7 +16,7 @@ from memory_assets.core.capture.ledger import (
     read_ledger,
     verify,
 )
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 

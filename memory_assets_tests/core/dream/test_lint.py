@@ -25,7 +25,7 @@ from memory_assets.core.knowledge.watermark import (
     read_last_lint_date,
     read_watermark,
 )
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 TODAY = date(2026, 11, 20)
 

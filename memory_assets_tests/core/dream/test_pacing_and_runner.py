@@ -17,12 +17,12 @@ from memory_assets.core.dream.consolidator import Batch, ConsolidationResult
 from memory_assets.core.dream.dry_run import dry_run
 from memory_assets.core.dream.pacing import IDLE, INGEST, LINT, SKIP, decide
 from memory_assets.core.dream.runner import run_dream
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations, read_confirmations
 from memory_assets.core.knowledge.dream_state import DreamState, load_dream_state, save_dream_state
 from memory_assets.core.knowledge.watermark import append_ingest_entry, read_watermark
-from memory_assets.settings import Settings
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -136,7 +136,7 @@ def test_no_advance_on_a_failure_or_an_empty_run_and_the_count_survives_a_new_pr
     # A new process reads the persisted counter and counts on from it.
     code = (
         "import sys; from datetime import datetime, UTC\n"
-        "from memory_assets.settings import Settings\n"
+        "from memory_assets.core.settings import Settings\n"
         "from memory_assets.core.dream.runner import run_dream\n"
         "from memory_assets_tests.core.dream.test_pacing_and_runner import NoChange\n"
         "s = Settings.load(sys.argv[1], env={}, dream_min_facts='1', dream_min_hours='0')\n"

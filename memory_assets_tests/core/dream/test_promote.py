@@ -9,7 +9,7 @@ from memory_assets.core.knowledge.chunking import GENERATED_CLOSE, GENERATED_OPE
 from memory_assets.core.knowledge.memory_md import read_zones, write_generated_zone
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import append_tombstone
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 TODAY = date(2026, 11, 20)
 

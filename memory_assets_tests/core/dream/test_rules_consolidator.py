@@ -12,13 +12,13 @@ import pytest
 from memory_assets.core.dream.batch import build_batch
 from memory_assets.core.dream.consolidator import Batch, ConsolidationResult
 from memory_assets.core.dream.rules import CONFIRM, SHARPEN, SUPERSEDE, RuleConsolidator, analyse, relate
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations, remove_first
 from memory_assets.core.knowledge.importance import default_stale_after
 from memory_assets.core.knowledge.personal_pages import Page, Previous, load_page
-from memory_assets.settings import Settings
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
 D1, D2, D3 = date(2026, 11, 20), date(2026, 11, 21), date(2026, 11, 22)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memory_assets.core.home import init_home
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.settings import Settings
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,6 +1,6 @@
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.chunking import chunk_paragraphs, parse_page, split_memory_md
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 
 def test_paragraphs_merge_up_to_the_limit() -> None:

@@ -14,7 +14,6 @@ import pyarrow as pa
 import pytest
 
 from memory_assets.cli import main
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import CORE_FILE, IndexRow
 from memory_assets.core.index.store import MemoryStore
@@ -41,11 +40,12 @@ from memory_assets.core.knowledge.memory_md import (
 )
 from memory_assets.core.knowledge.personal_pages import as_date
 from memory_assets.core.knowledge.tombstones import append_tombstone, read_tombstones
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import normalise
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.process import process_turn
 from memory_assets.core.write_path.rules import RuleExtractor
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 OPEN, CLOSE = GENERATED_OPEN.encode(), GENERATED_CLOSE.encode()
@@ -730,7 +730,7 @@ def test_the_kept_candidates_parsed_in_memory_follow_another_process(
         "from memory_assets.core.index.store import MemoryStore\n"
         "from memory_assets.core.knowledge.memory_md import refresh_from_index\n"
         "from memory_assets.core.knowledge.tombstones import append_tombstone\n"
-        "from memory_assets.settings import Settings\n"
+        "from memory_assets.core.settings import Settings\n"
         "s = Settings.load(sys.argv[1])\n"
         "append_tombstone(s.tombstones_path, 'Keeps bees on the roof of the flat')\n"
         "Indexer(s).reindex_day(date.fromisoformat(sys.argv[2]))  # a delete: no model needed\n"

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from memory_assets.core.language_model import ChatClient
+from memory_assets.core.models.language_model import ChatClient
+from memory_assets.core.settings import Settings
 from memory_assets.core.write_path.chat_extractor import (
     KNOWN_HEADING,
     SYSTEM_PROMPT,
@@ -25,7 +26,6 @@ from memory_assets.core.write_path.chat_extractor import (
     parse_facts,
 )
 from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extraction, Turn
-from memory_assets.settings import Settings
 from memory_assets_tests.core.test_language_model import (
     SECRET,
     Answer,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from memory_assets.core.capture.daily_log import list_logs, read_daily_log
-from memory_assets.core.home import init_home
-from memory_assets.core.index.embedder import Embedder
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.settings import Settings
 from memory_assets.core.write_path.ingest import ingest_transcripts
 from memory_assets.core.write_path.rules import RuleExtractor
-from memory_assets.settings import Settings
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_assets.core.capture.daily_log import read_daily_log
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import read_confirmations
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn
 from memory_assets.core.write_path.process import process_turn
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY
 
 AT = datetime(DAY.year, DAY.month, DAY.day, 10, 0, tzinfo=UTC)
@@ -145,7 +145,7 @@ def test_with_the_index_missing_locked_or_broken_the_fact_is_still_written(
 def test_two_processes_appending_500_turns_each_lose_no_line(settings: Settings) -> None:
     code = (
         "import sys\nfrom datetime import datetime, UTC\n"
-        "from memory_assets.settings import Settings\n"
+        "from memory_assets.core.settings import Settings\n"
         "from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn\n"
         "from memory_assets.core.write_path.process import process_turn\n"
         "s = Settings.load(sys.argv[1], env={})\nwho = sys.argv[2]\n"

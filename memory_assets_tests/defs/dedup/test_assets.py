@@ -6,12 +6,12 @@ import dagster as dg
 import polars as pl
 
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.settings import Settings
 from memory_assets.definitions import defs
 from memory_assets.defs.dedup.assets import dedup_report
 from memory_assets.defs.index.assets import INDEX_ASSETS
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
 WATER_LONG = "The user wants to be reminded to drink water hourly from 9 AM to 9 PM daily."

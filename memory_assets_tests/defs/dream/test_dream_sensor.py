@@ -7,10 +7,10 @@ from datetime import UTC, date, datetime, timedelta
 import dagster as dg
 
 from memory_assets.core.knowledge.watermark import read_watermark
+from memory_assets.core.settings import Settings
 from memory_assets.defs.dream.sensors import dream_sensor
 from memory_assets.defs.partitions import partitions_start
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
 

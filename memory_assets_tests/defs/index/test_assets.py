@@ -6,11 +6,11 @@ import dagster as dg
 
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.settings import Settings
 from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
 from memory_assets.defs.index.checks import ids_unique, no_tombstoned_content, table_bounded
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 

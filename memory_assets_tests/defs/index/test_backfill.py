@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
 pytestmark = pytest.mark.slow

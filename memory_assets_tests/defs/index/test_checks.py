@@ -4,6 +4,7 @@ import dagster as dg
 
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.settings import Settings
 from memory_assets.defs.index.assets import INDEX_ASSETS, archival_memories
 from memory_assets.defs.index.checks import (
     INDEX_CHECKS,
@@ -16,7 +17,6 @@ from memory_assets.defs.index.checks import (
 )
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 

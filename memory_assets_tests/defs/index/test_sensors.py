@@ -8,14 +8,14 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets.defs.index import sensors
 from memory_assets.defs.index.sensors import daily_log_sensor, index_maintenance_sensor, vault_sensor
 from memory_assets.defs.resources import MemoryHomeResource
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
 D1, D2, D3 = date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)

@@ -7,11 +7,11 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.legacy import CHECK_NAME, find_legacy, restore
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.settings import Settings
 from memory_assets_tests.core.test_legacy import Row, at, build_home, table_rows
 
 pytestmark = pytest.mark.usefixtures("embedder")  # the model, loaded once per session

@@ -5,12 +5,12 @@ import uuid
 
 import dagster as dg
 
-from memory_assets.core.index.embedder import Embedder
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets.defs.reconcile.assets import HANDOFF_CHECK
 from memory_assets.defs.reconcile.jobs import reconcile_after_dream
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.settings import Settings
 from memory_assets_tests.core.test_reconcile import DAYS, build
 
 

@@ -3,13 +3,13 @@ ingests them on a real instance, and its metadata counts facts by outcome."""
 
 import dagster as dg
 
-from memory_assets.core.index.embedder import Embedder
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.settings import Settings
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.write_path.assets import ingested_turns
 from memory_assets.defs.write_path.external import transcripts
 from memory_assets.defs.write_path.sensors import transcripts_sensor
-from memory_assets.settings import Settings
 from memory_assets_tests.core.write_path.test_ingest import write_transcripts
 
 

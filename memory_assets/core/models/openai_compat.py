@@ -1,4 +1,4 @@
-"""What the two OpenAI-compatible clients (``index/embedder.HttpEmbedder``, ``language_model.ChatClient``)
+"""What the two OpenAI-compatible clients (``models/embedder.HttpEmbedder``, ``language_model.ChatClient``)
 read the same way: the base URL a user wrote, and a server's own explanation of an error."""
 
 import json

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from memory_assets.core.language_model import (
+from memory_assets.core.models.language_model import (
     ChatClient,
     LanguageModelError,
     make_chat_client,
     parse_json_object,
 )
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 SECRET = "sk-test-0123456789abcdef"
 

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import requests
 
-from memory_assets.core import openai_compat
+from memory_assets.core.models import openai_compat
 from memory_assets.core.text import excerpt
 
 if TYPE_CHECKING:
-    from memory_assets.settings import Settings
+    from memory_assets.core.settings import Settings
 
 # Never reach for a hub at run time: without these a missing model spends a minute on DNS retries.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -24,9 +24,9 @@ from memory_assets.core.index.indexer import FileResult, Indexer
 from memory_assets.core.index.rows import CORE_FILES
 from memory_assets.core.knowledge.tombstones import claim_core, read_tombstones, tombstone_line
 from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
-from memory_assets.settings import Settings
 
 MIN_RETIRE_CHARS = 24  # shorter lines would match logs they never came from
 

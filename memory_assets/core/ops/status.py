@@ -7,7 +7,7 @@ from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.knowledge.vault import bootstrap_vault, list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
-from memory_assets.settings import Settings
+from memory_assets.core.settings import Settings
 
 
 def init_home(settings: Settings) -> list[Path]:

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_assets.core.index.embedder import Embedder, EmbedderError, HttpEmbedder, make_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
+from memory_assets.core.models.embedder import Embedder, EmbedderError, HttpEmbedder, make_embedder
+from memory_assets.core.settings import Settings
 from memory_assets.defs.resources import EmbedderResource
-from memory_assets.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 
 REPO = Path(__file__).resolve().parents[3]
@@ -333,7 +333,7 @@ def test_make_embedder_follows_the_settings(
 def test_loading_the_local_model_draws_no_progress_bar() -> None:
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
     code = (
-        "from memory_assets.core.index.embedder import Embedder\n"
+        "from memory_assets.core.models.embedder import Embedder\n"
         "print(Embedder().embed(['hello world']).shape)\n"
     )
     done = subprocess.run(

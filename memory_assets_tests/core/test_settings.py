@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_assets.settings import Settings, SettingsError, resolve_notebook_dir
+from memory_assets.core.settings import Settings, SettingsError, resolve_notebook_dir
 
 
 def test_default_profile_layout_and_env_precedence(tmp_path: Path) -> None:

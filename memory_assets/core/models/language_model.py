@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from memory_assets.core import openai_compat
+from memory_assets.core.models import openai_compat
 from memory_assets.core.text import excerpt
 
 if TYPE_CHECKING:
-    from memory_assets.settings import Settings
+    from memory_assets.core.settings import Settings
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one call, all attempts included
 DEFAULT_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
