@@ -58,9 +58,12 @@ import sys
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_assets.core.settings import PROFILES, Settings, SettingsError
+
+if TYPE_CHECKING:  # the parts load lancedb and polars: imported where a command needs them
+    from memory_assets.core.home import Home
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -69,16 +72,11 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings.load(args.home, args.profile)
 
 
-def _store(settings: Settings) -> Any:
-    from memory_assets.core.index.store import MemoryStore
+def _home(args: argparse.Namespace) -> "Home":
+    """The home of ``--home`` / ``--profile``, once it is initialised (else the error naming the fix)."""
+    from memory_assets.core.home import Home
 
-    return MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
-
-
-def _embedder(settings: Settings) -> Any:
-    from memory_assets.core.models.embedder import make_embedder
-
-    return make_embedder(settings)
+    return Home(_settings(args)).ready()
 
 
 def cmd_init(args: argparse.Namespace) -> dict[str, Any]:
@@ -89,18 +87,8 @@ def cmd_init(args: argparse.Namespace) -> dict[str, Any]:
     return {"home": str(settings.home), "created": [str(p) for p in created]}
 
 
-def _indexer(args: argparse.Namespace, embed: bool = False) -> Any:
-    """The indexer of an initialised home (with the configured embedder when ``embed``)."""
-    from memory_assets.core.index.indexer import Indexer
-
-    settings = _settings(args)
-    settings.require_initialised()
-    return Indexer(settings, _store(settings), _embedder(settings) if embed else None)
-
-
 def cmd_reindex(args: argparse.Namespace) -> dict[str, Any]:
-    indexer = _indexer(args, embed=True)
-    result = indexer.sweep(full=args.full, rebuild=args.rebuild)
+    result = _home(args).indexer.sweep(full=args.full, rebuild=args.rebuild)
     for warning in result.warnings:
         logging.getLogger("memory_assets").warning(warning)
     summary = result.summary()
@@ -131,7 +119,7 @@ def _hit_dict(hit: Any, context: bool = False) -> dict[str, Any]:
 
 
 def cmd_migrate(args: argparse.Namespace) -> dict[str, Any]:
-    indexer = _indexer(args)
+    indexer = _home(args).indexer_without_embedder()
     if not indexer.store.exists():
         return {"migrated": False, "reason": "no index table yet: nothing to migrate"}
     before = indexer.store.version()
@@ -141,31 +129,19 @@ def cmd_migrate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_optimize(args: argparse.Namespace) -> dict[str, Any]:
-    indexer = _indexer(args)
+    indexer = _home(args).indexer_without_embedder()
     if not indexer.store.exists():
         return {"optimized": False, "reason": "no index table yet: run `memory-assets reindex`"}
     indexer.store.require_current("optimize")
-    before = indexer.store.stats()
-    outcome = indexer.optimize()
-    after = indexer.store.stats()
-    return {
-        "optimized": True,
-        "rows": after.rows,
-        "fragments_before": before.fragments,
-        "fragments": after.fragments,
-        "versions_before": before.versions,
-        "versions": after.versions,
-        "ann_index_built": bool(outcome["ann_built"]),
-    }
+    return {"optimized": True, **indexer.optimize().to_dict()}
 
 
 def cmd_search(args: argparse.Namespace) -> Any:
     from memory_assets.core.index.retrieval import search
 
-    settings = _settings(args)
-    settings.require_initialised()
-    store = _store(settings)
-    embedder = None if args.no_embed else _embedder(settings)
+    home = _home(args)
+    settings, store = home.settings, home.store
+    embedder = None if args.no_embed else home.embedder
 
     def run(query: str) -> list[dict[str, Any]]:
         hits = search(
@@ -197,18 +173,16 @@ def cmd_search(args: argparse.Namespace) -> Any:
 def cmd_status(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.ops.status import home_status
 
-    settings = _settings(args)
-    settings.require_initialised()
-    return home_status(settings, _store(settings))
+    home = _home(args)
+    return home_status(home.settings, home.store)
 
 
 def cmd_dedup_report(args: argparse.Namespace) -> Any:
     from memory_assets.core.audit.measurement import measure_home, write_measurement
 
-    settings = _settings(args)
-    settings.require_initialised()
-    measurement = measure_home(settings, _store(settings))
-    paths = write_measurement(measurement, settings.dedup_dir)
+    home = _home(args)
+    measurement = measure_home(home.settings, home.store)
+    paths = write_measurement(measurement, home.settings.dedup_dir)
     if args.json:
         return measurement.report
     print(measurement.markdown)
@@ -223,12 +197,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from memory_assets.core.capture.ledger import accept
     from memory_assets.core.legacy import recorded_nowhere_else
 
-    settings = _settings(args)
-    settings.require_initialised()
+    home = _home(args)
+    settings = home.settings
     if args.accept_log:
         for name in accept(settings.memory_dir, args.accept_log, settings.archive_dir):
             print(f"accepted archive/{name} as it is now: the ledger's new record", file=sys.stderr)
-    outcomes = [*run_all(settings, _store(settings), _embedder(settings)), recorded_nowhere_else(settings)]
+    outcomes = [*run_all(settings, home.store, home.embedder), recorded_nowhere_else(settings)]
     if args.json:
         print(json.dumps([o.to_dict() for o in outcomes], ensure_ascii=False))
     else:
@@ -271,20 +245,6 @@ def cmd_memory_md(args: argparse.Namespace) -> Any:
     return None
 
 
-def _write_path_parts(settings: Settings) -> tuple[Any, Any]:
-    """The store and an embedder already loaded (so the first recall is not cut short by the
-    model's load); the embedder is None when the model cannot load: facts are still written."""
-    embedder = _embedder(settings)
-    try:
-        _ = embedder.dimension
-    except Exception as exc:
-        logging.getLogger("memory_assets").warning(
-            f"embedding model unavailable ({exc}); recall is full-text only and the day is not reindexed"
-        )
-        embedder = None
-    return _store(settings), embedder
-
-
 def _turn_json(result: Any) -> dict[str, Any]:
     keys = ("content", "category", "outcome", "similarity", "matched", "matched_source")
     out = result.to_dict()
@@ -296,10 +256,12 @@ def _turn_json(result: Any) -> dict[str, Any]:
 def _process(args: argparse.Namespace, turn: Any, extractor: Any) -> dict[str, Any]:
     from memory_assets.core.write_path.process import process_turn
 
-    settings = _settings(args)
-    settings.require_initialised()
-    store, embedder = _write_path_parts(settings)
-    return _turn_json(process_turn(turn, settings, extractor=extractor, store=store, embedder=embedder))
+    home = _home(args)
+    return _turn_json(
+        process_turn(
+            turn, home.settings, extractor=extractor, store=home.store, embedder=home.write_path_embedder()
+        )
+    )
 
 
 def cmd_write_turn(args: argparse.Namespace) -> dict[str, Any]:
@@ -321,14 +283,12 @@ def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.write_path.chat_extractor import make_extractor
     from memory_assets.core.write_path.ingest import ingest_transcripts
 
-    settings = _settings(args)
-    settings.require_initialised()
-    store, embedder = _write_path_parts(settings)
+    home = _home(args)
     result = ingest_transcripts(
-        settings,
-        make_extractor(settings),
-        store=store,
-        embedder=embedder,
+        home.settings,
+        make_extractor(home.settings),
+        store=home.store,
+        embedder=home.write_path_embedder(),
         sessions=set(args.session) if args.session else None,
         limit=args.limit,
     )
@@ -339,10 +299,10 @@ def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_dream(args: argparse.Namespace) -> Any:
     from memory_assets.core.dream.agent import make_consolidator
-    from memory_assets.core.dream.runner import run_dream
+    from memory_assets.core.ops.dream import dream_then_reconcile
 
-    settings = _settings(args)
-    settings.require_initialised()
+    home = _home(args)
+    settings = home.settings
     consolidator = make_consolidator(settings)
     ticks = 1000 if args.all else 1
     if args.dry_run:
@@ -364,33 +324,14 @@ def cmd_dream(args: argparse.Namespace) -> Any:
             )
         print(f"# dry run: {len(preview.files_changed)} vault file(s) would change; the home was not touched")
         return None
-    runs = []
-    for _ in range(ticks):
-        result = run_dream(settings, consolidator, force=args.force, lint_only=args.lint)
-        runs.append(result)
-        if result.kind in ("idle", "busy") or not result.ok or args.lint:
-            break
-    out: dict[str, Any] = {"runs": [r.to_dict() for r in runs]}
-    if any(r.advanced or r.pages_changed for r in runs):
-        out["reindex"] = _after_dream(settings)
-    return out
-
-
-def _after_dream(settings: Settings) -> dict[str, Any]:
-    """The reconcile after a productive dream: retire what it folded, sweep, optimize."""
-    from memory_assets.core.index.indexer import Indexer
-    from memory_assets.core.reconcile import reconcile
-
-    try:
-        return reconcile(settings, Indexer(settings, _store(settings), _embedder(settings))).to_dict()
-    except Exception as exc:  # the dream's work stands; the reconcile schedule retries
-        return {"error": f"{type(exc).__name__}: {exc}"}
+    return dream_then_reconcile(home, consolidator, ticks=ticks, force=args.force, lint_only=args.lint)
 
 
 def cmd_reconcile(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.reconcile import reconcile
 
-    return reconcile(_settings(args), _indexer(args, embed=True)).to_dict()
+    home = _home(args)
+    return reconcile(home.settings, home.indexer).to_dict()
 
 
 def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
@@ -398,13 +339,15 @@ def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
 
     if not args.text and not args.id:
         raise SettingsError("forget needs a TEXT or --id ROW_ID")
-    return forget(_settings(args), _indexer(args, embed=True), text=args.text, row_id=args.id)
+    home = _home(args)
+    return forget(home.settings, home.indexer, text=args.text, row_id=args.id)
 
 
 def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.reconcile import unforget
 
-    return unforget(_settings(args), _indexer(args, embed=True), args.text)
+    home = _home(args)
+    return unforget(home.settings, home.indexer, args.text)
 
 
 def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
@@ -424,11 +367,10 @@ def cmd_legacy_export(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_legacy_apply(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.legacy import apply
 
-    settings = _settings(args)
-    settings.require_initialised()
+    home = _home(args)
     # The project's own index is swept first, so every exported fact is searchable before its row goes.
-    embedder = _embedder(settings) if args.yes and args.table is None else None
-    return apply(settings, args.table, confirm=args.yes, embedder=embedder).to_dict()
+    embedder = home.embedder if args.yes and args.table is None else None
+    return apply(home.settings, args.table, confirm=args.yes, embedder=embedder).to_dict()
 
 
 def cmd_legacy_restore(args: argparse.Namespace) -> dict[str, Any]:

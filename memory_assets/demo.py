@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
+from memory_assets.core.home import Home
 from memory_assets.core.index.retrieval import search
 from memory_assets.core.ops.status import home_status, init_home
 from memory_assets.core.settings import Settings
@@ -137,7 +138,6 @@ def race(seconds_budget: float = 120) -> None:
     """Three `memory-assets reindex` processes started together on a scratch home while this one
     appends 120 fact lines across two logs; then once more. Each line must be one row."""
     from memory_assets.core.audit.checks import ids_unique, rows_match_logs
-    from memory_assets.core.index.store import MemoryStore
 
     with tempfile.TemporaryDirectory(prefix="memory-assets-race-") as tmp:
         scratch = Settings.load(Path(tmp) / "home", env={})
@@ -159,7 +159,7 @@ def race(seconds_budget: float = 120) -> None:
         writer.join()
         outputs = [json.loads(p.communicate(timeout=seconds_budget)[0]) for p in procs]
         final = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
-        store = MemoryStore(scratch.index_uri)
+        store = Home(scratch).store
         unique, match = ids_unique(store), rows_match_logs(scratch, store)
         print(
             f"  3 reindex processes + 1 appender: 120 fact lines -> {store.count()} rows; "
@@ -237,14 +237,13 @@ LEGACY_ROWS: list[tuple[str, int]] = [  # (content, days ago)
 ]
 
 
-def seed_legacy_rows(settings: Settings, today: date) -> int:
-    """Add ``LEGACY_ROWS`` to the index as the assistant wrote them (no source type, no source file)."""
-    from memory_assets.core.index.store import MemoryStore
-    from memory_assets.core.models.embedder import make_embedder
-
-    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
-    table = store.table()
-    vectors = make_embedder(settings).embed([text for text, _ in LEGACY_ROWS])
+def seed_legacy_rows(home: Home, today: date) -> int:
+    """Add ``LEGACY_ROWS`` to the index as the assistant wrote them (no source type, no source
+    file). The demo plays the assistant here, a writer from before this project: it adds to the
+    LanceDB table directly, which nothing in the package does (the indexer is the only writer)."""
+    settings = home.settings
+    table = home.store.table()
+    vectors = home.embedder.embed([text for text, _ in LEGACY_ROWS])
     rows = []
     for (text, ago), vector in zip(LEGACY_ROWS, vectors, strict=True):
         when = datetime.combine(today - timedelta(days=ago), datetime.min.time(), UTC).replace(hour=20)
@@ -361,7 +360,8 @@ def main() -> int:
         print(f"  {name}: {'success' if result.success else 'FAILED'}")
         if not result.success:
             return 1
-    status = home_status(settings, defs.resources["memory"].store(settings))  # type: ignore[union-attr]
+    home = Home(settings)
+    status = home_status(settings, home.store)
     print(
         json.dumps(
             {
@@ -377,12 +377,10 @@ def main() -> int:
             indent=2,
         )
     )
-    from memory_assets.core.models.embedder import make_embedder
-
     query = "how often should I drink water?"
     print(f"search: {query!r}")
-    store = defs.resources["memory"].store(settings)  # type: ignore[union-attr]
-    for hit in search(store, query, embedder=make_embedder(settings), settings=settings, limit=3):
+    store, embedder = home.store, home.embedder
+    for hit in search(store, query, embedder=embedder, settings=settings, limit=3):
         repeats = f" (+{hit.duplicates} near-duplicate rows collapsed)" if hit.duplicates else ""
         print(
             f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}{repeats}"
@@ -392,9 +390,7 @@ def main() -> int:
     asked = today - timedelta(days=5)
     query_day = f"what did I mention on {asked.day} {asked:%B}?"
     print(f"search with --context 1: {query_day!r}")
-    for hit in search(
-        store, query_day, embedder=make_embedder(settings), settings=settings, limit=3, context=1
-    ):
+    for hit in search(store, query_day, embedder=embedder, settings=settings, limit=3, context=1):
         print(
             f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}{' date match' if hit.date_match else ''}] "
             f"{hit.content[:80]}"
@@ -403,7 +399,7 @@ def main() -> int:
             print(f"           context {line.offset:+d}: {line.content[:80]}")
     if seeded:
         print(
-            f"legacy rows (the assistant's, from before the markdown tier): {seed_legacy_rows(settings, today)} seeded"
+            f"legacy rows (the assistant's, from before the markdown tier): {seed_legacy_rows(home, today)} seeded"
         )
         if not legacy_export_and_apply(settings, defs, instance, quiet):
             return 1
@@ -415,7 +411,7 @@ def main() -> int:
     result = defs.resolve_job_def("dedup_measurement").execute_in_process(instance=instance, run_config=quiet)
     print("dedup report after the dream and the reconcile:")
     print(_dedup_table(instance))
-    for hit in search(store, query, embedder=make_embedder(settings), settings=settings, limit=3):
+    for hit in search(store, query, embedder=embedder, settings=settings, limit=3):
         print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[0][:100]}")
     print("sensors on the indexed home (a fresh cursor, as on the first `make ui`):")
     for sensor in (daily_log_sensor, vault_sensor, transcripts_sensor):
@@ -425,7 +421,7 @@ def main() -> int:
     print("invariant checks (`memory-assets check`, also asset checks in the UI):")
     from memory_assets.core.legacy import recorded_nowhere_else
 
-    outcomes = [*run_all(settings, store, make_embedder(settings)), recorded_nowhere_else(settings)]
+    outcomes = [*run_all(settings, store, embedder), recorded_nowhere_else(settings)]
     for outcome in outcomes:
         print(f"  {'passed' if outcome.passed else 'FAILED'}  {outcome.name}: {outcome.summary}")
     print("one writer per file:")

@@ -121,7 +121,7 @@ def reconcile(settings: Settings, indexer: Indexer, *, optimize: bool = True) ->
         result.sweep = indexer.sweep().summary()
         failpoint("reconcile.swept")
         if optimize and indexer.store.exists():
-            result.optimize = indexer.optimize()
+            result.optimize = {"ann_built": indexer.optimize().ann_built}
         stats = indexer.store.stats()
         result.fragments_after, result.versions_after = stats.fragments, stats.versions
     result.seconds = time.perf_counter() - start

@@ -1,9 +1,9 @@
-"""Resources: the memory home (settings, store) and the embedder."""
+"""Resources: the memory home (a ``Home``) and the embedder it hands its indexer."""
 
 import dagster as dg
 from pydantic import PrivateAttr
 
-from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
 from memory_assets.core.settings import Settings
 
@@ -19,9 +19,10 @@ class MemoryHomeResource(dg.ConfigurableResource):
         overrides = {"index_uri": self.index_uri} if self.index_uri else {}
         return Settings.load(self.home, self.profile, **overrides)
 
-    def store(self, settings: Settings | None = None) -> MemoryStore:
-        s = settings or self.settings()
-        return MemoryStore(s.index_uri, s.table_name, s.user_id)
+    def open(self, embedder: "EmbedderResource | None" = None) -> Home:
+        """The home (a fresh ``Home`` each call: a run's steps may run in separate processes),
+        with the run's embedder when one is given."""
+        return Home(self.settings(), embedder.get() if embedder is not None else None)
 
 
 class EmbedderResource(dg.ConfigurableResource):

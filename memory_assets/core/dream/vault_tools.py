@@ -506,7 +506,7 @@ class VaultTools:
         try:
             if self._store is None:
                 s = self.settings
-                self._store = MemoryStore(s.index_uri, s.table_name, s.user_id)
+                self._store = MemoryStore.of(s)
             if self._embedder is None and self._embedder_failed is None:
                 try:
                     from memory_assets.core.models.embedder import make_embedder

@@ -52,6 +52,7 @@ from memory_assets.core.index.store import (
     MAX_FRAGMENTS,
     LegacyTableError,
     MemoryStore,
+    TableStats,
     VectorWidthMismatch,
     quote,
 )
@@ -147,6 +148,25 @@ class SweepResult:
         return {**self.summary(), "files": [f.to_dict() for f in self.files]}
 
 
+@dataclass(frozen=True)
+class OptimizeResult:
+    """One optimize: the table before and after it, and whether it built the ANN index."""
+
+    before: TableStats
+    after: TableStats
+    ann_built: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rows": self.after.rows,
+            "fragments_before": self.before.fragments,
+            "fragments": self.after.fragments,
+            "versions_before": self.before.versions,
+            "versions": self.after.versions,
+            "ann_index_built": self.ann_built,
+        }
+
+
 class Indexer:
     def __init__(
         self,
@@ -160,7 +180,7 @@ class Indexer:
         # How long a per-file write waits for its locks (None: as long as it takes). The write path
         # sets one, so a held lock delays its reindex (left to the sensor), never the turn.
         self.lock_timeout = lock_timeout
-        self.store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+        self.store = store or MemoryStore.of(settings)
         self.embedder = embedder
         self.today = today or datetime.now(UTC).date()
         self._inputs: dict[str, tuple[object, object]] = {}  # path -> (stat signature, parsed value)
@@ -514,10 +534,13 @@ class Indexer:
                 deleted += int(getattr(result, "num_deleted_rows", 0) or 0)
             return deleted
 
-    def optimize(self) -> dict[str, object]:
-        """Compact, fold new rows into the indexes, prune old versions: under the exclusive table lock."""
+    def optimize(self) -> "OptimizeResult":
+        """Compact, fold new rows into the indexes, prune old versions: under the exclusive table
+        lock, with the table's figures before and after (what the CLI prints and the asset records)."""
         with self.table_lock():
-            return self.store.optimize(retention=timedelta(days=self.settings.version_retention_days))
+            before = self.store.stats()
+            outcome = self.store.optimize(retention=timedelta(days=self.settings.version_retention_days))
+            return OptimizeResult(before, self.store.stats(), bool(outcome["ann_built"]))
 
     def _bulk_fill(self) -> list[FileResult] | None:
         """Fill an empty table: embed across files in large batches and add, skipping the per-file

@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 from memory_assets.core.durable import stat_signature, write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
+from memory_assets.core.settings import Settings
 from memory_assets.core.text import json_object
 
 TABLE_ID_KEY = b"memory_assets.table_id"
@@ -171,6 +172,11 @@ class MemoryStore:
         self._existing: dict[tuple[str, str], tuple[int, dict[str, Existing]]] = {}
         self._pin: tuple[int, int] | None = None  # (thread id, depth) of a ``snapshot``
         self._opened_as: tuple[int, int, int] | None = None  # the rebuild marker when the handle opened
+
+    @classmethod
+    def of(cls, settings: Settings) -> "MemoryStore":
+        """The store of a home's settings: its index URI, table name and user id."""
+        return cls(settings.index_uri, settings.table_name, settings.user_id)
 
     # -- opening ---------------------------------------------------------------------------------
     @property

@@ -168,7 +168,7 @@ def ingest_transcripts(
     """Put every new user turn through the write path, exactly once; see the module docstring."""
     start = time.perf_counter()
     result = IngestResult()
-    store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    store = store or MemoryStore.of(settings)
     state_path = settings.write_path_state_path
     with named_lock(f"write-path-ingest:{settings.home}"):
         state = _load(state_path)

@@ -138,7 +138,7 @@ def plan_turn(
     """(a)-(c): recall, extract, classify. Writes nothing."""
     at = (turn.at or datetime.now(UTC)).astimezone(UTC)
     turn = Turn(clean_text(turn.user), clean_text(turn.assistant), clean_text(turn.chat_id) or "default", at)
-    store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    store = store or MemoryStore.of(settings)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     known, recall = (
@@ -246,7 +246,7 @@ def refresh_memory_md(settings: Settings, store: MemoryStore | None) -> str:
 
     try:
         outcome = refresh_from_index(
-            settings, store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+            settings, store or MemoryStore.of(settings)
         )
     except Exception as exc:
         return f"not refreshed: {type(exc).__name__}: {exc}"[:300]
@@ -270,7 +270,7 @@ def process_turn(
         from memory_assets.core.write_path.chat_extractor import make_extractor
 
         extractor = make_extractor(settings)
-    store = store or MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    store = store or MemoryStore.of(settings)
     plan = plan_turn(turn, settings, extractor, store=store)
     t0 = time.perf_counter()
     path = apply_plan(plan, settings)

@@ -35,9 +35,9 @@ def rate_metadata(report: dict) -> dict[str, float | int]:
     "on-disk backlog of the daily logs, and pairs.parquet / clusters.parquet beside the index.",
 )
 def dedup_report(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
-    settings = memory.settings()
-    settings.require_initialised()
-    measurement = measure_home(settings, memory.store(settings))
+    home = memory.open().ready()
+    settings = home.settings
+    measurement = measure_home(settings, home.store)
     paths = write_measurement(measurement, settings.dedup_dir)
     context.log.info("\n" + measurement.markdown)
     metadata: dict[str, object] = {

@@ -25,10 +25,8 @@ class FilesConfig(dg.Config):
 
 
 def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
-    settings = memory.settings()
-    settings.require_initialised()
     # The embedder is handed over unloaded; the model loads only if a row needs embedding.
-    return Indexer(settings, memory.store(settings), embedder.get())
+    return memory.open(embedder).ready().indexer
 
 
 def _log_warnings(context: dg.AssetExecutionContext, warnings: list[str]) -> None:
@@ -177,22 +175,13 @@ def core_file_index(
     "requests it; a failure fails the run.",
 )
 def archival_memories(memory: MemoryHomeResource) -> dg.MaterializeResult:
-    settings = memory.settings()
-    indexer = Indexer(settings, memory.store(settings))
-    store = indexer.store
-    before = store.stats()
-    outcome = indexer.optimize()
-    after = store.stats()
+    result = memory.open().indexer_without_embedder().optimize()
+    after = result.after
     return dg.MaterializeResult(
         metadata={
-            "rows": after.rows,
-            "fragments_before": before.fragments,
-            "fragments": after.fragments,
-            "versions_before": before.versions,
-            "versions": after.versions,
+            **result.to_dict(),
             "version": after.version,
             "bytes": after.bytes,
-            "ann_index_built": bool(outcome["ann_built"]),
             "indices": dg.MetadataValue.md(", ".join(f"`{i}`" for i in after.indices) or "_none_"),
         }
     )

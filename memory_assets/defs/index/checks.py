@@ -62,7 +62,7 @@ def check_result(outcome: core.CheckOutcome, table: str | None = None) -> dg.Ass
     "means a write that bypassed the indexer's locks. Fix: `memory-assets reindex`.",
 )
 def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return check_result(core.ids_unique(memory.store()), "duplicates")
+    return check_result(core.ids_unique(memory.open().store), "duplicates")
 
 
 @dg.asset_check(
@@ -72,8 +72,8 @@ def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "the watermark. Fix: `memory-assets reindex --full`, or materialise archive_index for the day.",
 )
 def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    settings = memory.settings()
-    return check_result(core.rows_match_logs(settings, memory.store(settings)), "days")
+    home = memory.open()
+    return check_result(core.rows_match_logs(home.settings, home.store), "days")
 
 
 @dg.asset_check(
@@ -82,8 +82,8 @@ def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "reindex). Fix: `memory-assets reindex`.",
 )
 def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    settings = memory.settings()
-    return check_result(core.no_tombstoned_content(settings, memory.store(settings)), "tombstoned")
+    home = memory.open()
+    return check_result(core.no_tombstoned_content(home.settings, home.store), "tombstoned")
 
 
 @dg.asset_check(
@@ -92,7 +92,7 @@ def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "(reads slow down past them). Fix: `memory-assets optimize`, or materialise archival_memories.",
 )
 def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return check_result(core.table_bounded(memory.store()))
+    return check_result(core.table_bounded(memory.open().store))
 
 
 @dg.asset_check(
@@ -115,8 +115,8 @@ def logs_append_only(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "are not found, `memory-assets optimize` when slow.",
 )
 def search_finds_rows(memory: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
-    settings = memory.settings()
-    return check_result(core.search_finds_rows(settings, memory.store(settings), embedder.get()), "misses")
+    home = memory.open(embedder)
+    return check_result(core.search_finds_rows(home.settings, home.store, home.embedder), "misses")
 
 
 INDEX_CHECKS = [

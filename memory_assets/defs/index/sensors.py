@@ -366,7 +366,7 @@ OPTIMIZE_EVERY_S = 24 * 3600
 def index_maintenance_sensor(
     context: dg.SensorEvaluationContext, memory: MemoryHomeResource
 ) -> dg.SensorResult:
-    store = memory.store()
+    store = memory.open().store
     if not store.exists():
         return dg.SensorResult(skip_reason="no index table yet")
     stats = store.stats()

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 import dagster as dg
 from pydantic import Field
 
-from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.legacy import (
     CHECK_NAME,
     LegacyError,
@@ -110,7 +109,7 @@ def legacy_rows_exported(
         )
     swept = 0
     if config.table is None and result.exported:
-        swept = Indexer(settings, memory.store(settings), embedder.get()).sweep().embedded
+        swept = memory.open(embedder).indexer.sweep().embedded
     out = result.to_dict()
     return dg.MaterializeResult(
         metadata={

@@ -15,9 +15,7 @@ HANDOFF_CHECK = "handoff_processed"
 
 
 def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
-    settings = memory.settings()
-    settings.require_initialised()
-    return Indexer(settings, memory.store(settings), embedder.get())
+    return memory.open(embedder).ready().indexer
 
 
 @dg.asset(

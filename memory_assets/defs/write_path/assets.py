@@ -20,18 +20,10 @@ from memory_assets.defs.write_path.external import transcripts
 def ingested_turns(
     context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    settings = memory.settings()
-    settings.require_initialised()
-    model = embedder.get()
-    try:
-        _ = model.dimension  # load the model now, so the first turn's recall is not cut short by its load
-    except Exception as exc:  # the facts are still written; recall falls back to full text
-        context.log.warning(
-            f"embedding model unavailable ({exc}); recall is full-text only and days are not reindexed"
-        )
-        model = None
+    home = memory.open(embedder).ready()
+    settings = home.settings
     result = ingest_transcripts(
-        settings, make_extractor(settings), store=memory.store(settings), embedder=model
+        settings, make_extractor(settings), store=home.store, embedder=home.write_path_embedder()
     )
     for warning in result.warnings:
         context.log.warning(warning)

@@ -1,0 +1,89 @@
+"""``Home``: one memory home and the parts that work on it, each built lazily, once.
+
+The composition root. A face (the CLI, the Dagster resources, the demo, the benchmarks, and the
+server that holds many homes) builds a ``Home`` from its settings and asks it for parts; nothing
+else constructs a ``MemoryStore``, an embedder or an ``Indexer`` for a home:
+
+* ``home.store``: the ``MemoryStore`` over ``settings.index_uri`` (read side; opening it touches
+  nothing on disk);
+* ``home.embedder``: the configured embedder, shared per process (``make_embedder``); building it
+  loads no model and calls no endpoint, the first text does;
+* ``home.indexer``: the ``Indexer`` over that store and embedder, the only writer of the table;
+* ``home.language_model``: the chat client of ``MEMORY_LLM_*``, or None when none is configured.
+
+``home.ready()`` raises the settings' "not initialised" error with its fix; ``write_path_embedder()``
+is the embedder loaded now, or None (with a warning) when the model cannot load, because a memory
+write must never wait on, or fail for, the model (design §7 invariant 5).
+
+Floor 4: it imports the ground, the models and the index tier, and nothing that imports it back;
+the runners take a ``Home`` (or its parts) and so do the faces.
+"""
+
+import logging
+from functools import cached_property
+from pathlib import Path
+
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
+from memory_assets.core.models.language_model import ChatClient, make_chat_client
+from memory_assets.core.settings import Settings
+
+log = logging.getLogger("memory_assets")
+
+
+class Home:
+    """A memory home: its settings and its parts (see the module docstring)."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | HttpEmbedder | None = None):
+        """``embedder``: one already built elsewhere (a Dagster resource's); default: the settings'."""
+        self.settings = settings
+        if embedder is not None:
+            self.embedder = embedder  # fills the cached property
+
+    @classmethod
+    def load(cls, home: str | Path | None = None, profile: str | None = None, **overrides: str) -> "Home":
+        """``Settings.load`` (arguments, then the environment, then the profile's defaults)."""
+        return cls(Settings.load(home, profile, **overrides))
+
+    def __repr__(self) -> str:
+        return f"Home({str(self.settings.home)!r}, profile={self.settings.profile!r})"
+
+    def ready(self) -> "Home":
+        """This home, once it is known to be initialised; else the error that names the fix."""
+        self.settings.require_initialised()
+        return self
+
+    @cached_property
+    def store(self) -> MemoryStore:
+        return MemoryStore.of(self.settings)
+
+    @cached_property
+    def embedder(self) -> Embedder | HttpEmbedder:
+        return make_embedder(self.settings)
+
+    @cached_property
+    def indexer(self) -> Indexer:
+        return Indexer(self.settings, self.store, self.embedder)
+
+    def indexer_without_embedder(self) -> Indexer:
+        """An indexer that plans and reads but has no embedder, so it never loads the model (a
+        sensor's tick, a migrate, an optimize)."""
+        return Indexer(self.settings, self.store)
+
+    @cached_property
+    def language_model(self) -> ChatClient | None:
+        return make_chat_client(self.settings)
+
+    def write_path_embedder(self) -> Embedder | HttpEmbedder | None:
+        """The embedder, loaded now (so the first recall is not cut short by the model's load), or
+        None when it cannot load: the facts are still written, recall is keyword-only and the day
+        is left to the sensor's reindex."""
+        try:
+            _ = self.embedder.dimension
+        except Exception as exc:
+            log.warning(
+                f"embedding model unavailable ({exc}); recall is full-text only and the day is not reindexed"
+            )
+            return None
+        return self.embedder
