@@ -1,40 +1,27 @@
 """Sensors that replace the assistant's 300 s mtime watcher, and the index maintenance sensor.
 
-Freshness, not change. A sensor requests a reindex of a file exactly when the index is out of
-date for it: the digest of the rows the file should produce (the plan the indexer executes)
-differs from the digest the index state recorded after the file's last successful reindex,
-whatever the cursor says. So:
-
-* a run that failed, was cancelled or was lost is requested again, with backoff (30 s doubling
-  to an hour), with no change to the file: fix the cause (a bad model setting, a full disk) and
-  the partition heals by itself;
-* the first tick after ``make demo`` (or after any other indexing) requests nothing;
-* a deleted file whose rows are still indexed is requested until its rows are gone.
-
-The cursor is a cache and a memo, never the truth: the stat signature and digest of each file
-that can still change the index (days at or below the watermark are not kept) and the requests
-in flight. A tick stats the files and re-reads only those whose (inode, size, mtime) changed, or
-all of them when the tombstones or ``log.md`` changed, so its cost does not grow with history.
-Run keys carry a generation stored in the cursor, so a re-evaluated tick dedupes while a later
-request for the same content (a retry, a restored file) gets a new run.
+They translate: ``core/index/freshness.py`` decides which days and files are stale and due for a
+request (freshness, not change; retries with backoff; a cursor that is only a cache), and these
+sensors turn its answer into run requests, the external assets' materialisation events and log
+lines. The maintenance sensor asks ``optimize_reasons`` whether the table wants an optimize.
 """
 
-import hashlib
-import json
-import time
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import dagster as dg
 
-from memory_assets.core.capture.daily_log import list_logs
-from memory_assets.core.durable import stat_signature
-from memory_assets.core.index.index_state import IndexState
-from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.rows import ARCHIVE, CORE_FILES, FilePlan
-from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
-from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.index import freshness
+from memory_assets.core.index.freshness import (
+    FRAGMENTS_SOFT,
+    VERSIONS_SOFT,
+    Cursor,
+    RunState,
+    optimize_reasons,
+    signature,
+    stale_days,
+    stale_files,
+)
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import (
     consolidation_log,
@@ -47,10 +34,6 @@ from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, r
 from memory_assets.defs.partitions import partitions_start
 from memory_assets.defs.resources import MemoryHomeResource
 
-CURSOR_VERSION = 2
-RETRY_BASE_S = 30  # the first retry of a failed run waits this long; each further one twice as long
-RETRY_MAX_S = 3600
-LOST_AFTER_S = 300  # a requested run that never appeared is requested again after this
 IN_FLIGHT = {
     dg.DagsterRunStatus.QUEUED,
     dg.DagsterRunStatus.NOT_STARTED,
@@ -60,113 +43,24 @@ IN_FLIGHT = {
     dg.DagsterRunStatus.CANCELING,
     dg.DagsterRunStatus.SUSPENDED,
 }
-DIGEST_CHARS = 16
-EMPTY_DIGEST = FilePlan("archive", "", ARCHIVE).digest()[:DIGEST_CHARS]
 
 
-def _now() -> float:
-    return time.time()
+def run_states(instance: dg.DagsterInstance) -> Any:
+    """``run_key -> RunState`` over this instance's runs (the freshness module's question)."""
 
+    def state(run_key: str) -> RunState:
+        runs = instance.get_runs(dg.RunsFilter(tags={"dagster/run_key": run_key}), limit=1)
+        if not runs:
+            return RunState.UNKNOWN
+        return RunState.IN_FLIGHT if runs[0].status in IN_FLIGHT else RunState.ENDED
 
-def _short(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
-
-
-def _sig(path_sig: tuple[int, int, int] | None) -> str:
-    return "-" if path_sig is None else "{}:{}:{}".format(*path_sig)
-
-
-@dataclass
-class Cursor:
-    # key -> [file stat signature, inputs signature, digest, ...]: a digest is reused while both
-    # match. Digests are kept to 16 hex characters (64 bits), signatures to 8, so 1,000 logs take
-    # about 60 KB.
-    files: dict[str, list[Any]] = field(default_factory=dict)
-    pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> request in flight
-    aux: dict[str, str] = field(default_factory=dict)  # external assets' signatures
-    outside: list[str] = field(default_factory=list)  # days already reported as outside the partitions
-    generation: int = 0
-
-    @classmethod
-    def load(cls, raw: str | None) -> "Cursor":
-        data = json.loads(raw) if raw else {}
-        if data.get("v") != CURSOR_VERSION:  # an older cursor is only a cache: start afresh
-            return cls()
-        return cls(
-            data.get("files", {}),
-            data.get("pending", {}),
-            data.get("aux", {}),
-            data.get("outside", []),
-            data.get("generation", 0),
-        )
-
-    def dump(self) -> str:
-        return json.dumps(
-            {
-                "v": CURSOR_VERSION,
-                "files": self.files,
-                "pending": self.pending,
-                "aux": self.aux,
-                "outside": self.outside,
-                "generation": self.generation,
-            },
-            separators=(",", ":"),
-        )
-
-
-class Freshness:
-    """Decides, per stale file, whether to request a run now (and with which attempt number)."""
-
-    def __init__(self, context: dg.SensorEvaluationContext, cursor: Cursor, state: dict[str, str]):
-        self.instance = context.instance
-        self.cursor = cursor
-        self.state = state
-        self.now = _now()
-        self._status: dict[str, dg.DagsterRunStatus | None] = {}
-        cursor.generation += 1
-
-    def up_to_date(self, key: str, digest: str | None) -> bool:
-        """``digest`` None: the file is gone, so the index is up to date once it forgot the file."""
-        recorded = self.state.get(key)
-        fresh = recorded is None if digest is None else (recorded or "")[:DIGEST_CHARS] == digest
-        if fresh:
-            self.cursor.pending.pop(key, None)
-        return fresh
-
-    def _run_status(self, run_key: str) -> dg.DagsterRunStatus | None:
-        if run_key not in self._status:
-            runs = self.instance.get_runs(dg.RunsFilter(tags={"dagster/run_key": run_key}), limit=1)
-            self._status[run_key] = runs[0].status if runs else None
-        return self._status[run_key]
-
-    def due(self, key: str, digest: str | None) -> int | None:
-        """The attempt number to request now, or None to wait (a run in flight, or backing off)."""
-        pending = self.cursor.pending.get(key)
-        if pending is None or pending["digest"] != (digest or "-"):
-            return 0
-        status = self._run_status(pending["run_key"])
-        if status in IN_FLIGHT:
-            return None
-        age = self.now - pending["at"]
-        if status is None and age < LOST_AFTER_S:
-            return None  # requested, not launched yet
-        if age < min(RETRY_BASE_S * 2 ** pending["attempt"], RETRY_MAX_S):
-            return None
-        return int(pending["attempt"]) + 1
-
-    def requested(self, key: str, digest: str | None, run_key: str, attempt: int) -> None:
-        self.cursor.pending[key] = {
-            "digest": digest or "-",
-            "run_key": run_key,
-            "at": self.now,
-            "attempt": attempt,
-        }
+    return state
 
 
 def _external_events(cursor: Cursor, specs: list[tuple[dg.AssetSpec, Any, dict[str, Any]]]) -> list:
     events = []
     for spec, path, extra in specs:
-        sig = _sig(stat_signature(path))
+        sig = signature(path)
         name = spec.key.to_user_string()
         if sig != "-" and cursor.aux.get(name) != sig:
             events.append(
@@ -188,71 +82,29 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
     if not settings.archive_dir.is_dir():
         return dg.SensorResult(skip_reason=f"{settings.archive_dir} does not exist; run `memory-assets init`")
     cursor = Cursor.load(context.cursor)
-    indexer = Indexer(settings)
-    state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
-    # Every day's rows depend on the tombstones and the watermark too.
-    # (and the days the dream skipped, which keep their rows below the watermark).
-    inputs = _short(
-        "|".join(
-            _sig(stat_signature(p))
-            for p in (settings.tombstones_path, settings.log_md, settings.dream_state_path)
-        )
-    )
-    freshness = Freshness(context, cursor, state)
-    watermark = indexer.watermark()
+    indexer = memory.open().indexer_without_embedder()
     first, today = partitions_start(), datetime.now(UTC).date()
-    days = {d for d, _ in list_logs(settings.archive_dir)}
-    days |= {date.fromisoformat(k[8:18]) for k in state if k.startswith("archive:") and len(k) == 21}
-    files: dict[str, list[str]] = {}
-    runs, events = [], []
-    for day in sorted(days):
-        key = f"archive:{day.isoformat()}.md"
-        path = settings.archive_dir / f"{day.isoformat()}.md"
-        sig = stat_signature(path)
-        digest: str | None
-        consolidated = indexer.consolidated(day, watermark)
-        if consolidated:
-            digest = EMPTY_DIGEST if key in state else None  # no rows; nothing to track any more
-        elif sig is None:
-            digest = None
-        else:
-            cached = cursor.files.get(key)
-            if cached is not None and cached[:2] == [_short(_sig(sig)), inputs]:
-                digest, facts = cached[2], cached[3]
-            else:
-                plan = indexer.plan_day(day, indexer.tombstones(), watermark, read_watermark_file=False)
-                digest, facts = plan.digest()[:DIGEST_CHARS], len(plan.rows) + plan.tombstoned
-                if cached is None or cached[3] != facts:  # the log gained facts (a touch is no change)
-                    events.append(
-                        dg.AssetMaterialization(
-                            asset_key=daily_logs.key,
-                            partition=day.isoformat(),
-                            metadata={"size": sig[1], "facts": facts, "skipped_lines": plan.skipped_lines},
-                        )
-                    )
-            files[key] = [_short(_sig(sig)), inputs, digest, facts]
-        if not first <= day <= today:
-            # A consolidated day has no rows to index: nothing is lost by its missing partition.
-            if not consolidated and day.isoformat() not in cursor.outside:
-                cursor.outside.append(day.isoformat())
-                context.log.warning(
-                    f"archive/{day.isoformat()}.md is outside the day partitions ({first} to {today}); "
-                    "set MEMORY_PARTITIONS_START or reload the code location to index it"
-                )
-            continue
-        if freshness.up_to_date(key, digest):
-            continue
-        attempt = freshness.due(key, digest)
-        if attempt is None:
-            continue
-        run_key = f"{key}:{(digest or 'gone')[:16]}:{cursor.generation}"
-        runs.append(
-            dg.RunRequest(
-                partition_key=day.isoformat(), run_key=run_key, tags={"memory_assets/attempt": str(attempt)}
-            )
+    scan = stale_days(indexer, cursor, run_states(context.instance), first, today)
+    watermark = scan.watermark
+    events: list = [
+        dg.AssetMaterialization(
+            asset_key=daily_logs.key,
+            partition=g.day.isoformat(),
+            metadata={"size": g.size, "facts": g.facts, "skipped_lines": g.skipped_lines},
         )
-        freshness.requested(key, digest, run_key, attempt)
-    cursor.files = files
+        for g in scan.grown
+    ]
+    for day in scan.newly_outside:
+        context.log.warning(
+            f"archive/{day.isoformat()}.md is outside the day partitions ({first} to {today}); "
+            "set MEMORY_PARTITIONS_START or reload the code location to index it"
+        )
+    runs = [
+        dg.RunRequest(
+            partition_key=s.day.isoformat(), run_key=s.run_key, tags={"memory_assets/attempt": str(s.attempt)}
+        )
+        for s in scan.stale
+    ]
     events += _external_events(
         cursor,
         [
@@ -285,45 +137,13 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
             skip_reason=f"{settings.notebook_dir} does not exist; run `memory-assets init`"
         )
     cursor = Cursor.load(context.cursor)
-    indexer = Indexer(settings)
-    state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
-    # A page's rows depend on the tombstones and on today's date (stale_after passing) too.
-    inputs = _short(_sig(stat_signature(settings.tombstones_path)) + "|" + indexer.today.isoformat())
-    freshness = Freshness(context, cursor, state)
-    paths = {f"notebook:{rel}": settings.notebook_dir / rel for rel in list_pages(settings.notebook_dir)}
-    paths |= {f"{label}:{name}": settings.core_file_path(name) for name, label in CORE_FILES.items()}
-    for key in state:
-        if key.startswith("notebook:"):
-            paths.setdefault(key, settings.notebook_dir / key.removeprefix("notebook:"))
-        elif key.partition(":")[2] in CORE_FILES:
-            paths.setdefault(key, settings.core_file_path(key.partition(":")[2]))
-    files: dict[str, list[str]] = {}
-    due: dict[str, list[tuple[str, str | None, int]]] = {"vault_index": [], "core_file_index": []}
-    for key, path in sorted(paths.items()):
-        sig = stat_signature(path)
-        digest: str | None = None
-        if sig is not None:
-            cached = cursor.files.get(key)
-            if cached is not None and cached[:2] == [_short(_sig(sig)), inputs]:
-                digest = cached[2]
-            else:
-                plan = indexer.plan_key(key, indexer.tombstones())
-                digest = plan.digest()[:DIGEST_CHARS] if plan is not None else None
-            if digest is not None:
-                files[key] = [_short(_sig(sig)), inputs, digest]
-        if freshness.up_to_date(key, digest):
-            continue
-        attempt = freshness.due(key, digest)
-        if attempt is not None:
-            due["vault_index" if key.startswith("notebook:") else "core_file_index"].append(
-                (key, digest, attempt)
-            )
-    cursor.files = files
+    scan = stale_files(memory.open().indexer_without_embedder(), cursor, run_states(context.instance))
+    due = {"vault_index": scan.pages, "core_file_index": scan.core_files}
     runs, events = [], []
     for asset_name, spec in (("vault_index", vault_pages), ("core_file_index", core_files)):
         if not due[asset_name]:
             continue
-        keys = [k for k, _, _ in due[asset_name]]
+        keys = [f.key for f in due[asset_name]]
         run_key = f"{asset_name}:{cursor.generation}:{len(keys)}"
         runs.append(
             dg.RunRequest(
@@ -332,8 +152,8 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
                 run_config={"ops": {asset_name: {"config": {"files": keys}}}},
             )
         )
-        for key, digest, attempt in due[asset_name]:
-            freshness.requested(key, digest, run_key, attempt)
+        for f in due[asset_name]:
+            scan.freshness.requested(f.key, f.digest, run_key, f.attempt)
         events.append(
             dg.AssetMaterialization(
                 asset_key=spec.key,
@@ -348,11 +168,6 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
             skip_reason="the index is up to date with every vault page and core file", cursor=cursor.dump()
         )
     return dg.SensorResult(run_requests=runs, asset_events=events, cursor=cursor.dump())
-
-
-FRAGMENTS_SOFT = MAX_FRAGMENTS // 4  # compact well before the check's bound
-VERSIONS_SOFT = MAX_VERSIONS // 4
-OPTIMIZE_EVERY_S = 24 * 3600
 
 
 @dg.sensor(
@@ -385,14 +200,8 @@ def index_maintenance_sensor(
     if last is not None and last.asset_materialization is not None:
         value = last.asset_materialization.metadata.get("version")
         last_version = getattr(value, "value", None)
-    now = _now()
-    reasons = []
-    if stats.fragments > FRAGMENTS_SOFT:
-        reasons.append(f"{stats.fragments} fragments > {FRAGMENTS_SOFT}")
-    if stats.versions > VERSIONS_SOFT:
-        reasons.append(f"{stats.versions} versions > {VERSIONS_SOFT}")
-    if now - last_at >= OPTIMIZE_EVERY_S and last_version != stats.version:
-        reasons.append("a day since the last optimize and the table changed")
+    now = freshness.clock()
+    reasons = optimize_reasons(stats, last_at, last_version, now)
     if not reasons:
         return dg.SensorResult(
             skip_reason=f"within bounds ({stats.fragments} fragments, {stats.versions} versions)"

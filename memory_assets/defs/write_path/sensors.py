@@ -12,7 +12,8 @@ import json
 import dagster as dg
 
 from memory_assets.core.capture.transcripts import list_sessions
-from memory_assets.defs.index.sensors import IN_FLIGHT, Cursor, Freshness
+from memory_assets.core.index.freshness import Cursor, Freshness
+from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
 from memory_assets.defs.resources import MemoryHomeResource
 from memory_assets.defs.write_path.jobs import write_path_job
 
@@ -46,7 +47,7 @@ def transcripts_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeRe
     cursor = Cursor.load(context.cursor)
     # One key for the whole job: "recorded" is the sessions behind, "desired" is none behind.
     recorded = "behind:" + ",".join(behind) if behind or progress.get("pending") else "-"
-    freshness = Freshness(context, cursor, {ALL: recorded} if recorded != "-" else {})
+    freshness = Freshness(cursor, {ALL: recorded} if recorded != "-" else {}, run_states(context.instance))
     if freshness.up_to_date(ALL, None):
         return dg.SensorResult(
             skip_reason="every transcript turn has been through the write path", cursor=cursor.dump()

@@ -8,12 +8,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from memory_assets.core.index import freshness
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.settings import Settings
-from memory_assets.defs.index import sensors
 from memory_assets.defs.index.sensors import daily_log_sensor, index_maintenance_sensor, vault_sensor
 from memory_assets.defs.resources import MemoryHomeResource
 from memory_assets_tests.conftest import write_facts
@@ -120,7 +120,7 @@ def test_a_failed_run_is_requested_again_and_heals_without_a_file_change(
     instance = dg.DagsterInstance.ephemeral()
     job = defs.resolve_job_def("reindex")
     clock = [1_000_000.0]
-    monkeypatch.setattr(sensors, "_now", lambda: clock[0])
+    monkeypatch.setattr(freshness, "clock", lambda: clock[0])
 
     first = tick(daily_log_sensor, settings, None, instance)
     [request] = first.run_requests
@@ -136,7 +136,7 @@ def test_a_failed_run_is_requested_again_and_heals_without_a_file_change(
 
     clock[0] += 5  # too soon: the failed run backs off before its retry
     assert partitions(tick(daily_log_sensor, settings, first.cursor, instance)) == []
-    clock[0] += sensors.RETRY_BASE_S
+    clock[0] += freshness.RETRY_BASE_S
     retry = tick(daily_log_sensor, settings, first.cursor, instance)
     [again] = retry.run_requests
     assert again.partition_key == "2026-11-20" and again.run_key != request.run_key
@@ -155,9 +155,9 @@ def test_a_failed_run_is_requested_again_and_heals_without_a_file_change(
 def test_a_lost_request_is_made_again(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     write_facts(settings, D1, "Prefers metric units in all answers")
     clock = [2_000_000.0]
-    monkeypatch.setattr(sensors, "_now", lambda: clock[0])
+    monkeypatch.setattr(freshness, "clock", lambda: clock[0])
     first = tick(daily_log_sensor, settings, None)
-    clock[0] += sensors.LOST_AFTER_S - 1
+    clock[0] += freshness.LOST_AFTER_S - 1
     assert partitions(tick(daily_log_sensor, settings, first.cursor)) == []
     clock[0] += 2  # no run ever appeared for the request
     assert partitions(tick(daily_log_sensor, settings, first.cursor)) == ["2026-11-18"]
@@ -224,7 +224,7 @@ def test_maintenance_sensor_requests_optimize_past_its_soft_bounds(
     from memory_assets.defs.index.assets import archival_memories
 
     indexer = Indexer(settings, embedder=embedder)
-    for day in range(1, sensors.FRAGMENTS_SOFT + 3):
+    for day in range(1, freshness.FRAGMENTS_SOFT + 3):
         write_facts(settings, date(2026, 10, day), f"Fact number {day} of October")
         indexer.reindex_day(date(2026, 10, day))  # one fragment each
     instance = dg.DagsterInstance.ephemeral()
