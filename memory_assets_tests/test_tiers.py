@@ -1,0 +1,169 @@
+"""The package's floors hold: imports point down only, no runner imports another, and the domain
+core imports no Dagster.
+
+Floors, lowest first (README "Map of the code"):
+
+0. ground: ``core/{settings,durable,text,textfile,failpoints,sources,outcome}.py``
+1. ``core/models/``, ``core/capture/``, ``core/knowledge/`` (peers: none imports another)
+2. ``core/index/``
+3. ``core/audit/``
+4. ``core/home.py`` (the composition root)
+5. the runners: ``core/write_path/``, ``core/dream/``, ``core/reconcile.py``, ``core/legacy/``
+   (peers: no runner imports another)
+6. ``core/ops/`` (use cases that cross runners)
+7. the faces: ``cli.py``, ``demo.py``, ``definitions.py``, ``defs/``
+
+A module may import a lower floor, or its own package. Every import counts: at the top, inside a
+function, and under ``TYPE_CHECKING`` (a deferred import hides an arrow from a reader; it does
+not remove it). A module no floor names fails the test until it is placed here.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import memory_assets
+
+PACKAGE = Path(memory_assets.__file__).parent
+GROUND = {"settings", "durable", "text", "textfile", "failpoints", "sources", "outcome"}
+FLOORS: dict[str, int] = {
+    "core.models": 1,
+    "core.capture": 1,
+    "core.knowledge": 1,
+    "core.index": 2,
+    "core.audit": 3,
+    "core.home": 4,
+    "core.write_path": 5,
+    "core.dream": 5,
+    "core.reconcile": 5,
+    "core.legacy": 5,
+    "core.ops": 6,
+    "cli": 7,
+    "demo": 7,
+    "definitions": 7,
+    "defs": 7,
+}
+
+
+def place(module: str) -> tuple[int, str] | None:
+    """``module`` (dotted, below ``memory_assets``) -> (floor, the package it belongs to)."""
+    parts = module.split(".")
+    if parts == ["core"] or (len(parts) == 2 and parts[0] == "core" and parts[1] in GROUND):
+        return 0, "ground"
+    if parts == [""]:
+        return 7, "faces"  # memory_assets/__init__.py
+    for depth in (2, 1):
+        name = ".".join(parts[:depth])
+        if name in FLOORS:
+            floor = FLOORS[name]
+            return floor, "faces" if floor == 7 else name
+    return None
+
+
+def imports_of(source: str) -> list[tuple[int, str]]:
+    """(line, imported module below ``memory_assets``) for every import of the package in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module == "memory_assets" or node.module.count(".") == 1:
+                # ``from memory_assets.core import text``: the names may be modules themselves.
+                names = [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "memory_assets" or name.startswith("memory_assets."):
+                found.append((node.lineno, name.removeprefix("memory_assets").lstrip(".")))
+    return found
+
+
+def violations(module: str, source: str) -> list[str]:
+    """Every import in ``source`` (the text of ``module``) that breaks the floors, as a sentence."""
+    where = place(module)
+    if where is None:
+        return [f"{module}: on no floor; place it in FLOORS (memory_assets_tests/test_tiers.py)"]
+    floor, package = where
+    out = []
+    for line, target in imports_of(source):
+        there = place(target) or place(target.rpartition(".")[0])
+        if there is None:
+            out.append(f"{module}:{line} imports {target}, which is on no floor")
+            continue
+        to_floor, to_package = there
+        if to_package == package:
+            continue
+        if to_floor > floor:
+            out.append(f"{module}:{line} imports {target} (floor {to_floor}) from floor {floor}: an arrow up")
+        elif to_floor == floor:
+            out.append(
+                f"{module}:{line} imports {target}: {package} and {to_package} are peers on floor {floor}"
+            )
+    return out
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out.append((".".join(parts), path))
+    return out
+
+
+def test_every_import_points_down_and_no_runner_imports_another() -> None:
+    found = []
+    for module, path in _modules():
+        found += violations(module, path.read_text(encoding="utf-8"))
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        # knowledge reading the index: the arrow the per-turn MEMORY.md writer once drew
+        (
+            "core.knowledge.memory_md",
+            "def f():\n    from memory_assets.core.index.store import quote\n",
+            "an arrow up",
+        ),
+        ("core.dream.lint", "from memory_assets.core.write_path.classifier import similarity\n", "peers"),
+        ("core.capture.daily_log", "from memory_assets.core.knowledge import vault\n", "peers"),
+        (
+            "core.index.store",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memory_assets.core.home import Home\n",
+            "an arrow up",
+        ),
+        ("core.audit.checks", "import memory_assets.defs.resources\n", "an arrow up"),
+        ("core.brand_new", "import json\n", "on no floor"),
+    ],
+)
+def test_the_floor_check_fails_on_a_wrong_import(module: str, source: str, expected: str) -> None:
+    assert any(expected in v for v in violations(module, source))
+
+
+def test_a_downward_import_passes() -> None:
+    source = "from memory_assets.core.index.store import MemoryStore\nfrom memory_assets.core import text\n"
+    assert violations("core.write_path.process", source) == []
+    assert (
+        violations("defs.index.assets", "from memory_assets.defs.resources import MemoryHomeResource\n") == []
+    )
+
+
+def test_domain_core_imports_no_dagster() -> None:
+    offenders = []
+    for module, path in _modules():
+        if not (module.startswith("core") or module == "cli"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "dagster"]
+    assert offenders == []
