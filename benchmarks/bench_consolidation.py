@@ -37,7 +37,7 @@ from memory_assets.core.dream.runner import run_dream
 from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import Hit, search
-from memory_assets.core.write_path.classifier import similarity
+from memory_assets.core.knowledge.claims import similarity
 from memory_assets.core.settings import Settings
 
 CLAIM_MARKER = " (confirmed"

@@ -334,6 +334,6 @@ def make_consolidator(settings: Settings) -> Consolidator:
                 "or unset MEMORY_DREAM_CONSOLIDATOR to use the rule-based consolidator"
             )
         return AgentConsolidator(client, settings)
-    from memory_assets.core.dream.rules import RuleConsolidator
+    from memory_assets.core.dream.rule_consolidator import RuleConsolidator
 
     return RuleConsolidator()

@@ -14,7 +14,7 @@ finding, each naming the page and what to do:
   on each claim's current value (confirmation marker, ``(since D)``, ``; previously ...`` and a
   leading ``Currently`` removed; folded): the two differ, each has 1 to ``MAX_DIFF_WORDS`` words
   the other lacks (counted as multisets, so neither merely extends the other), and either the
-  classifier's lexical similarity (``classifier.similarity``, an edit-distance ratio) is at least
+  shared lexical similarity (``claims.similarity``, an edit-distance ratio) is at least
   ``CONFLICT_AT`` or exactly one word is swapped in a sentence of at least ``MIN_FRAME_WORDS``
   shared words (short claims whose values are spelled very differently, "Lives in Porto" /
   "Lives in Berlin", score low on the ratio). "Lives in Lisbon" / "Lives in Berlin" and "Has 2
@@ -55,9 +55,9 @@ import yaml
 from memory_assets.core.dream.promote import Claim, body_start, page_claims
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.knowledge.chunking import parse_page
+from memory_assets.core.knowledge.claims import similarity
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.vault import list_pages
-from memory_assets.core.write_path.classifier import similarity
 
 if TYPE_CHECKING:
     from memory_assets.core.settings import Settings
@@ -70,7 +70,7 @@ BROKEN_LINK, ORPHAN, CONTRADICTION, STALE, BROKEN_FRONTMATTER = (
     "broken_frontmatter",
 )
 KINDS = (BROKEN_LINK, ORPHAN, CONTRADICTION, STALE, BROKEN_FRONTMATTER)
-CONFLICT_AT = 0.75  # classifier.similarity of two claims' current values
+CONFLICT_AT = 0.75  # claims.similarity of two claims' current values
 MAX_DIFF_WORDS = 3  # words each side of a conflicting pair may have that the other lacks
 MIN_FRAME_WORDS = 2  # shared words that make a one-word swap a conflict whatever the similarity
 CALLOUT = "> [!warning] Conflicting claims"

@@ -2,8 +2,9 @@
 
 The comparison is lexical on purpose: the only band that changes behaviour is "practically the
 same sentence", which an edit-distance ratio measures well and a semantic score is too generous
-about. Similarity is ``rapidfuzz.fuzz.ratio / 100`` over the folded text (NFKC, lower case,
-punctuation folded to spaces, whitespace collapsed).
+about. Similarity and specifics are the shared ones of ``knowledge/claims.py`` (an edit-distance
+ratio over the folded text; numbers, dates, quotes, paths, URLs, versions), so the write path and
+the dream draw the line between a repeat and an update with the same ruler.
 
 * **confirmation**: similarity >= 0.97 to a fact recorded in a durable source (a daily-log row or
   a vault page) and no new specific. It is not logged again; it becomes a line in
@@ -20,13 +21,10 @@ restatement a revision however similar the rest is ("moved to Berlin in 2024" is
 "moved to Berlin").
 """
 
-import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rapidfuzz import fuzz
-
+from memory_assets.core.knowledge.claims import similarity, specifics
 from memory_assets.core.text import fold
 
 CONFIRM_AT = 0.97
@@ -35,46 +33,6 @@ CONFIRMATION, REVISION, NEW = "confirmation", "revision", "new"
 # Sources a confirmation may defer to: records the dream consolidates (never a transcript, the
 # generated zone of MEMORY.md, a core file or a legacy row the index alone holds).
 DURABLE_SOURCES = ("archive_log", "notebook")
-
-# Month and weekday names are date specifics too ("may" the verb counts as one: the safe side,
-# since a specific can only turn a confirmation into a written revision).
-CALENDAR_WORDS = frozenset(
-    {
-        *("january", "february", "march", "april", "may", "june", "july", "august"),
-        *("september", "october", "november", "december"),
-        *("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
-        *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
-        # Holidays and seasons name dates too ("by Christmas" -> "by mid July" is a new date).
-        *("christmas", "easter", "thanksgiving", "halloween", "ramadan", "diwali", "hanukkah"),
-        *("summer", "autumn", "winter"),
-    }
-)
-# Each pattern finds one kind of specific in the ORIGINAL text (before folding strips punctuation).
-_SPECIFIC_PATTERNS = (
-    re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),  # e-mail
-    re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE),  # URL
-    re.compile(r"(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)+|\b[A-Za-z]:\\\S+"),  # path
-    re.compile(r"\bv?\d+(?:\.\d+)+\b|\bv\d+\b", re.IGNORECASE),  # version, decimal, dotted date
-    re.compile(r"\d+(?:[:/-]\d+)*(?:st|nd|rd|th|am|pm|h|%)?", re.IGNORECASE),  # number, time, date
-    re.compile(r"\"[^\"]+\"|“[^”]+”|‘[^’]+’|'[^'\s][^']*[^'\s]'"),  # quoted string
-)
-
-
-def specifics(text: str) -> Counter[str]:
-    """The specifics a text carries, normalised, with how often each occurs: a restatement that
-    repeats a number the known fact already has ("5 plants ... at 5") still adds a specific."""
-    found: Counter[str] = Counter()
-    for pattern in _SPECIFIC_PATTERNS:
-        for m in pattern.finditer(text):
-            value = m.group(0).lower().strip("\"'“”‘’").rstrip(".,;:!?)")
-            if value:
-                found[value] += 1
-    found.update(w for w in fold(text).split() if w in CALENDAR_WORDS)
-    return found
-
-
-def similarity(a: str, b: str) -> float:
-    return fuzz.ratio(fold(a), fold(b)) / 100.0
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.models.language_model import AssistantMessage, ChatClient, ToolCall
 from memory_assets.core.settings import Settings, SettingsError
 from memory_assets_tests.conftest import write_facts
-from memory_assets_tests.core.test_language_model import Answer, ChatServer, completion
+from memory_assets_tests.core.models.test_language_model import Answer, ChatServer, completion
 
 TODAY = date(2026, 11, 21)
 DAY = date(2026, 11, 20)
@@ -538,7 +538,9 @@ def test_make_consolidator_needs_a_chat_model_for_the_agent(
         name = "rules"
 
     monkeypatch.setitem(
-        sys.modules, "memory_assets.core.dream.rules", types.SimpleNamespace(RuleConsolidator=FakeRules)
+        sys.modules,
+        "memory_assets.core.dream.rule_consolidator",
+        types.SimpleNamespace(RuleConsolidator=FakeRules),
     )
     assert isinstance(make_consolidator(settings), FakeRules)  # the default, imported only then
 

@@ -5,7 +5,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_assets.core.write_path.classifier import CONFIRMATION, NEW, REVISION, Known, classify, specifics
+from memory_assets.core.write_path.classifier import CONFIRMATION, NEW, REVISION, Known, classify
 
 LOGGED = Known("Moved to Berlin", "archive_log", "2026-11-20.md")
 
@@ -52,15 +52,6 @@ def test_repeating_a_number_the_fact_already_has_is_still_a_new_specific() -> No
     assert (
         classify("Keeps 5 plants on the balcony and waters them every morning at 5", known).outcome
         == REVISION
-    )
-
-
-def test_specifics_are_found() -> None:
-    found = specifics(
-        'Uses Python 3.11 at /home/u/x and "Deep Work" v2, mail a@b.com, see https://x.io, on 12 May, since March'
-    )
-    assert {"3.11", "/home/u/x", "deep work", "v2", "a@b.com", "https://x.io", "12", "may", "march"} <= set(
-        found
     )
 
 
