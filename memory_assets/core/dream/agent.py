@@ -1,6 +1,6 @@
 """The agent consolidator: a chat model folds a batch into the vault through confined file tools.
 
-Selected by ``MEMORY_DREAM_CONSOLIDATOR=agent`` (``make_consolidator``); the rule-based
+Selected by ``MEMORY_DREAM_CONSOLIDATOR=agent`` (``consolidator.make_consolidator``); the rule-based
 consolidator stays the default. ``AgentConsolidator.consolidate`` runs a tool-calling loop over the
 OpenAI chat-completions protocol (``ChatClient.chat_tools``): the system prompt states the vault's
 rules, the first user message carries the batch (its log facts, the confirmations, the revisit
@@ -32,11 +32,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memory_assets.core.dream.consolidator import Batch, BatchFact, ConsolidationResult, Consolidator
+from memory_assets.core.dream.consolidator import Batch, BatchFact, ConsolidationResult
 from memory_assets.core.dream.vault_tools import ERROR_PREFIX, VaultTools
 from memory_assets.core.knowledge.importance import STALE_AFTER_DAYS
 from memory_assets.core.models.language_model import AssistantMessage, ChatClient, LanguageModelError
-from memory_assets.core.settings import Settings, SettingsError
+from memory_assets.core.settings import Settings
 
 if TYPE_CHECKING:
     from memory_assets.core.models.embedder import TextEmbedder
@@ -318,22 +318,3 @@ def _summary(reply: AssistantMessage) -> str:
 
 def _progress(tools: VaultTools) -> str:
     return f"{len(tools.written)} page(s) written (rolled back) and {len(tools.retired)} fact(s) retired"
-
-
-def make_consolidator(settings: Settings) -> Consolidator:
-    """The consolidator ``settings.dream_consolidator`` names: ``agent`` (a configured chat model
-    is then required) or the rule-based default."""
-    if settings.dream_consolidator == "agent":
-        from memory_assets.core.models.language_model import make_chat_client
-
-        client = make_chat_client(settings)
-        if client is None:
-            raise SettingsError(
-                "MEMORY_DREAM_CONSOLIDATOR=agent needs a chat model with tool calling: set MEMORY_LLM_URL "
-                "(an OpenAI-compatible base URL such as http://127.0.0.1:11434/v1) and MEMORY_LLM_MODEL, "
-                "or unset MEMORY_DREAM_CONSOLIDATOR to use the rule-based consolidator"
-            )
-        return AgentConsolidator(client, settings)
-    from memory_assets.core.dream.rule_consolidator import RuleConsolidator
-
-    return RuleConsolidator()

@@ -4,7 +4,7 @@ import warnings
 
 import dagster as dg
 
-from memory_assets.core.dream.consolidator import Consolidator
+from memory_assets.core.dream.consolidator import Consolidator, make_consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.external import daily_logs
@@ -13,8 +13,6 @@ from memory_assets.defs.resources import MemoryHomeResource
 
 
 def _consolidator(settings: Settings) -> Consolidator:
-    from memory_assets.core.dream.agent import make_consolidator
-
     return make_consolidator(settings)
 
 

@@ -24,9 +24,8 @@ from memory_assets.core.dream.agent import (
     AgentConsolidator,
     AgentConsolidatorError,
     build_first_message,
-    make_consolidator,
 )
-from memory_assets.core.dream.consolidator import Batch, BatchFact
+from memory_assets.core.dream.consolidator import Batch, BatchFact, make_consolidator
 from memory_assets.core.dream.vault_tools import VaultTools, glob_regex
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import flush_recalls
