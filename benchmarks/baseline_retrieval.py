@@ -20,11 +20,12 @@ import numpy as np
 import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
-from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, StoreError, quote
+from memory_assets.core.index.store import MemoryStore, StoreError, quote
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 from memory_assets.core.text import json_object
 
 SEMANTIC_WEIGHT = 0.7

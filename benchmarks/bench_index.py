@@ -48,7 +48,8 @@ from memory_assets.core.index.retrieval import (
     _filters,
     search,
 )
-from memory_assets.core.index.rows import ARCHIVE, IndexRow
+from memory_assets.core.index.rows import IndexRow
+from memory_assets.core.sources import ARCHIVE
 from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore
 from memory_assets.core.text import stable_id
 from memory_assets.core.knowledge.tombstones import append_tombstone

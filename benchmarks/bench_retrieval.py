@@ -71,7 +71,8 @@ from memory_assets.core.index.retrieval import (
     Ranking,
     search,
 )
-from memory_assets.core.index.rows import ARCHIVE, IndexRow
+from memory_assets.core.index.rows import IndexRow
+from memory_assets.core.sources import ARCHIVE
 from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore, id_in
 from memory_assets.core.text import stable_id
 from memory_assets.core.settings import Settings

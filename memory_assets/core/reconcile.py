@@ -32,6 +32,7 @@ from memory_assets.core.index.retire import (
 )
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import IndexKey
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 
@@ -103,7 +104,7 @@ def _retire_superseded(settings: Settings, indexer: Indexer, result: ReconcileRe
         result.retired = len(retired.tombstoned)
         result.already_retired = len(retired.already)
         result.unmatched = retired.unmatched
-        result.days_reindexed = [k.removeprefix("archive:").removesuffix(".md") for k in retired.files]
+        result.days_reindexed = [d.isoformat() if (d := IndexKey.parse(k).day) else k for k in retired.files]
         result.warnings += retired.warnings
     failpoint("reconcile.retired")
     remove_first_lines(settings.superseded_path, count)  # last: a crash before this replays

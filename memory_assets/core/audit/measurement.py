@@ -17,8 +17,9 @@ import polars as pl
 
 from memory_assets.core.audit import dedup
 from memory_assets.core.durable import replace_durable, write_atomic
-from memory_assets.core.index.store import LEGACY_SOURCE_TYPE, MemoryStore, quote
+from memory_assets.core.index.store import MemoryStore, quote
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 
 
 @dataclass

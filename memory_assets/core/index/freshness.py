@@ -36,9 +36,10 @@ from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.rows import ARCHIVE, CORE_FILES, FilePlan
+from memory_assets.core.index.rows import FilePlan
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS, TableStats
 from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.sources import ARCHIVE, CORE_FILES, IndexKey
 
 CURSOR_VERSION = 2
 RETRY_BASE_S = 30  # the first retry of a failed run waits this long; each further one twice as long
@@ -209,11 +210,11 @@ def stale_days(
     freshness = Freshness(cursor, state, run_state)
     scan = DayScan(watermark=indexer.watermark())
     days = {d for d, _ in list_logs(settings.archive_dir)}
-    days |= {date.fromisoformat(k[8:18]) for k in state if k.startswith("archive:") and len(k) == 21}
+    days |= {d for k in state if (d := IndexKey.parse(k).day) is not None}
     files: dict[str, list[Any]] = {}
     for day in sorted(days):
-        key = f"archive:{day.isoformat()}.md"
-        path = settings.archive_dir / f"{day.isoformat()}.md"
+        index_key = IndexKey.for_day(day)
+        key, path = str(index_key), settings.archive_dir / index_key.filename
         sig = stat_signature(path)
         digest: str | None
         consolidated = indexer.consolidated(day, scan.watermark)
@@ -275,13 +276,16 @@ def stale_files(indexer: Indexer, cursor: Cursor, run_state: Callable[[str], Run
     # A page's rows depend on the tombstones and on today's date (stale_after passing) too.
     inputs = short_hash(signature(settings.tombstones_path) + "|" + indexer.today.isoformat())
     freshness = Freshness(cursor, state, run_state)
-    paths = {f"notebook:{rel}": settings.notebook_dir / rel for rel in list_pages(settings.notebook_dir)}
-    paths |= {f"{label}:{name}": settings.core_file_path(name) for name, label in CORE_FILES.items()}
+    paths = {
+        str(IndexKey.for_page(rel)): settings.notebook_dir / rel for rel in list_pages(settings.notebook_dir)
+    }
+    paths |= {str(IndexKey.for_core_file(name)): settings.core_file_path(name) for name in CORE_FILES}
     for key in state:
-        if key.startswith("notebook:"):
-            paths.setdefault(key, settings.notebook_dir / key.removeprefix("notebook:"))
-        elif key.partition(":")[2] in CORE_FILES:
-            paths.setdefault(key, settings.core_file_path(key.partition(":")[2]))
+        parsed = IndexKey.parse(key)
+        if parsed.label == "notebook":
+            paths.setdefault(key, settings.notebook_dir / parsed.filename)
+        elif parsed.filename in CORE_FILES:
+            paths.setdefault(key, settings.core_file_path(parsed.filename))
     files: dict[str, list[Any]] = {}
     scan = FileScan([], [], freshness)
     for key, path in sorted(paths.items()):
@@ -301,7 +305,7 @@ def stale_files(indexer: Indexer, cursor: Cursor, run_state: Callable[[str], Run
             continue
         attempt = freshness.due(key, digest)
         if attempt is not None:
-            (scan.pages if key.startswith("notebook:") else scan.core_files).append(
+            (scan.pages if IndexKey.parse(key).group == "notebook" else scan.core_files).append(
                 StaleFile(key, digest, attempt)
             )
     cursor.files = files

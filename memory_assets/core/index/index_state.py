@@ -62,7 +62,3 @@ class IndexState:
             json.dumps({"version": STATE_VERSION, "table": self.table, "files": self.files}, indent=1),
             sync=False,
         )
-
-
-def state_key(label: str, filename: str) -> str:
-    return f"{label}:{filename}"

@@ -38,11 +38,6 @@ from memory_assets.core.durable import file_lock, named_lock, stat_signature
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.rows import (
-    ARCHIVE,
-    CORE_FILE,
-    CORE_FILES,
-    INDEXED_SOURCE_TYPES,
-    NOTEBOOK,
     FilePlan,
     plan_archive,
     plan_core_file,
@@ -62,6 +57,7 @@ from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import CORE_FILES, INDEXED_SOURCE_TYPES, IndexKey
 
 BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index
 OPTIMIZE_AFTER_ROWS = 1000  # a sweep that inserts this many rows compacts the table afterwards
@@ -267,17 +263,14 @@ class Indexer:
         """The plan of one ``label:filename`` key (``fresh``: read the tombstones and watermark now)."""
         if fresh or tombs is None:
             tombs, wm = self.tombstones(), self.watermark()
-        label, _, filename = key.partition(":")
-        if label == "archive":
-            try:
-                day = date.fromisoformat(filename.removesuffix(".md"))
-            except ValueError:
-                return None
-            return self.plan_day(day, tombs, wm, read_watermark_file=False)
-        if label == "notebook":
-            return self.plan_page(filename, tombs)
-        if filename in CORE_FILES:
-            return self.plan_core(filename, tombs)
+        parsed = IndexKey.parse(key)
+        if parsed.label == "archive":
+            day = parsed.day
+            return None if day is None else self.plan_day(day, tombs, wm, read_watermark_file=False)
+        if parsed.label == "notebook":
+            return self.plan_page(parsed.filename, tombs)
+        if parsed.filename in CORE_FILES:
+            return self.plan_core(parsed.filename, tombs)
         return None
 
     # -- locks -------------------------------------------------------------------------------------
@@ -421,7 +414,7 @@ class Indexer:
 
     def reindex_day(self, day: date) -> FileResult:
         """Diff one day against the table (what a day partition's materialisation runs)."""
-        return self.reindex_key(f"archive:{day.isoformat()}.md")
+        return self.reindex_key(str(IndexKey.for_day(day)))
 
     def reindex_files(
         self, keys: Iterable[str] | None = None, labels: Iterable[str] | None = None
@@ -437,7 +430,7 @@ class Indexer:
             keys = [
                 p.key
                 for p in self.plan_everything(tombs, self._indexed_keys())
-                if wanted is None or _label_group(p.label) in wanted
+                if wanted is None or IndexKey(p.label, p.filename).group in wanted
             ]
         for key in keys:
             result = self._reindex_locked(key)
@@ -479,7 +472,7 @@ class Indexer:
         recorded = {} if full else state.files
         extra = set(state.files) | (self._indexed_keys() if full or not state.files else set())
         plans = self.plan_everything(tombs, extra)
-        damaged = {_key(t, f) for t, f in self.store.sources_with_duplicate_ids()}
+        damaged = {_key_text(t, f) for t, f in self.store.sources_with_duplicate_ids()}
         failpoint("index.planned")
         pending = [p for p in plans if recorded.get(p.key) != p.digest() or p.key in damaged]
         pending_keys = {p.key for p in pending}
@@ -585,7 +578,7 @@ class Indexer:
         ]
 
     def _indexed_keys(self) -> set[str]:
-        return {_key(t, f) for t, f in self.store.sources(INDEXED_SOURCE_TYPES)} - {None}  # type: ignore[return-value]
+        return {k for t, f in self.store.sources(INDEXED_SOURCE_TYPES) if (k := _key_text(t, f))}
 
     def _record_state(self, digests: dict[str, str], drop: Iterable[str] = ()) -> None:
         """Merge digests into the state file under its lock (called under the files' key locks)."""
@@ -600,17 +593,7 @@ class Indexer:
             state.save(path)
 
 
-def _key(source_type: str, source_file: str) -> str | None:
+def _key_text(source_type: str, source_file: str) -> str | None:
     """The ``label:filename`` key of a row's source file (None for sources the indexer does not own)."""
-    if source_type == ARCHIVE:
-        return f"archive:{source_file}"
-    if source_type == NOTEBOOK:
-        return f"notebook:{source_file}"
-    if source_type == CORE_FILE and source_file in CORE_FILES:
-        return f"{CORE_FILES[source_file]}:{source_file}"
-    return None
-
-
-def _label_group(label: str) -> str:
-    """'archive', 'notebook', or 'core' (persona, user and facts are all core files)."""
-    return label if label in ("archive", "notebook") else "core"
+    key = IndexKey.of_source(source_type, source_file)
+    return None if key is None else str(key)

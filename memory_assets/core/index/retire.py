@@ -21,10 +21,10 @@ from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.durable import append_durable, file_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.indexer import FileResult, Indexer
-from memory_assets.core.index.rows import CORE_FILES
 from memory_assets.core.knowledge.tombstones import claim_core, read_tombstones, tombstone_line
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import CORE_FILES, IndexKey
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 
@@ -46,12 +46,15 @@ def affected_keys(settings: Settings, texts: list[str], *, pages: bool = False) 
     """For each text, the ``label:filename`` keys of the files whose normalised text contains it."""
     wanted = {t: normalise(t) for t in texts}
     found: dict[str, list[str]] = {t: [] for t in texts}
-    files: list[tuple[str, Path]] = [(f"archive:{p.name}", p) for _, p in list_logs(settings.archive_dir)]
+    files: list[tuple[str, Path]] = [
+        (str(IndexKey.for_log(p.name)), p) for _, p in list_logs(settings.archive_dir)
+    ]
     if pages:
         files += [
-            (f"notebook:{rel}", settings.notebook_dir / rel) for rel in list_pages(settings.notebook_dir)
+            (str(IndexKey.for_page(rel)), settings.notebook_dir / rel)
+            for rel in list_pages(settings.notebook_dir)
         ]
-        files += [(f"{label}:{name}", settings.core_file_path(name)) for name, label in CORE_FILES.items()]
+        files += [(str(IndexKey.for_core_file(name)), settings.core_file_path(name)) for name in CORE_FILES]
     for key, path in files:
         if not path.is_file():
             continue

@@ -58,7 +58,6 @@ from memory_assets.core.index.query_dates import (
     query_windows,
 )
 from memory_assets.core.index.store import (
-    LEGACY_SOURCE_TYPE,
     MemoryStore,
     ReadFacts,
     StoreError,
@@ -69,6 +68,7 @@ from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 from memory_assets.core.text import json_object
 
 DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit

@@ -25,14 +25,10 @@ from memory_assets.core.knowledge.chunking import (
 from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.tombstones import Tombstones
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, CORE_FILES, NOTEBOOK, IndexKey
 from memory_assets.core.text import normalise, sha256_text, stable_id
 from memory_assets.core.textfile import read_text
 
-ARCHIVE = "archive_log"
-NOTEBOOK = "notebook"
-CORE_FILE = "core_file"
-INDEXED_SOURCE_TYPES = (ARCHIVE, NOTEBOOK, CORE_FILE)
-CORE_FILES = {"persona.md": "persona", "user.md": "user", "MEMORY.md": "facts"}
 # An exported legacy fact appended below the watermark's day carries ``legacy`` and
 # ``from-YYYY-MM-DD`` (its original day): its fact_date is that day, its source_date the log's.
 LEGACY_TAG = "legacy"
@@ -91,7 +87,7 @@ class FilePlan:
 
     @property
     def key(self) -> str:
-        return f"{self.label}:{self.filename}"
+        return str(IndexKey(self.label, self.filename))
 
     @cached_property
     def _digest(self) -> str:

@@ -41,8 +41,9 @@ import pyarrow.compute as pc
 
 from memory_assets.core.durable import stat_signature, write_atomic
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.index.rows import INDEXED_SOURCE_TYPES, IndexRow
+from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import INDEXED_SOURCE_TYPES
 from memory_assets.core.text import json_object
 
 TABLE_ID_KEY = b"memory_assets.table_id"
@@ -56,7 +57,6 @@ MAX_VERSIONS = 2000
 ANN_PARTITIONS = 64
 JOURNAL_COMMITS = 64  # own commits remembered for bringing caches forward
 JOURNAL_MAX_ROWS = 2000  # an add larger than this (a bulk fill) is not remembered: caches re-read
-LEGACY_SOURCE_TYPE = "legacy_direct"
 SCALAR_COLUMNS = (
     "content",
     "source_type",

@@ -8,6 +8,7 @@ from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.knowledge.vault import bootstrap_vault, list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 
 
 def init_home(settings: Settings) -> list[Path]:
@@ -33,7 +34,7 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         by_type["unmigrated"] = stats.rows
     else:
         for source_type in store.scan(["source_type"]).column("source_type").to_pylist():
-            key = source_type or "legacy_direct"
+            key = source_type or LEGACY_SOURCE_TYPE
             by_type[key] = by_type.get(key, 0) + 1
     return {
         "home": str(settings.home),

@@ -31,6 +31,7 @@ from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import IndexKey
 from memory_assets.core.write_path.extraction import Extractor, Turn
 from memory_assets.core.write_path.process import (
     REINDEX_LOCK_WAIT_S,
@@ -179,7 +180,7 @@ def ingest_transcripts(
             # so the run continues exactly as an uninterrupted one would.
             try:
                 Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S).reindex_key(
-                    f"archive:{pending_day}"
+                    str(IndexKey.for_log(pending_day))
                 )
             except Exception as exc:
                 result.warnings.append(f"reindexing archive/{pending_day} after recovery failed: {exc}")

@@ -6,6 +6,7 @@ from datetime import date
 import dagster as dg
 
 from memory_assets.core.index.indexer import FileResult, Indexer, SweepResult
+from memory_assets.core.sources import ARCHIVE, IndexKey
 from memory_assets.defs.index.external import (
     consolidation_log,
     core_files,
@@ -47,7 +48,7 @@ with warnings.catch_warnings():
 
 def day_rows_check(indexer: Indexer, day: date, result: FileResult) -> dg.AssetCheckResult:
     """Compare the table with the plan the reindex applied (under its lock), for one day."""
-    stored = indexer.store.ids("archive_log", f"{day.isoformat()}.md")
+    stored = indexer.store.ids(ARCHIVE, IndexKey.for_day(day).filename)
     expected = set(result.expected_ids)
     missing, extra = expected - stored, stored - expected
     return dg.AssetCheckResult(

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.rows import ARCHIVE, CORE_FILE, NOTEBOOK
 from memory_assets.core.index.store import BrokenTableError, MemoryStore, VectorWidthMismatch, quote
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.models.embedder import Embedder, EmbedderError
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, NOTEBOOK
 from memory_assets_tests.conftest import DAY, write_facts
 
 FACTS = [

@@ -8,9 +8,10 @@ import pyarrow as pa
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.rows import ARCHIVE, IndexRow
+from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import MemoryStore, StoreError, quote
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import ARCHIVE
 from memory_assets_tests.conftest import DAY, write_facts
 
 

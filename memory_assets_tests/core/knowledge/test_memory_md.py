@@ -15,7 +15,7 @@ import pytest
 
 from memory_assets.cli import main
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.rows import CORE_FILE, IndexRow
+from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.chunking import (
     GENERATED_CLOSE,
@@ -42,6 +42,7 @@ from memory_assets.core.knowledge.personal_pages import as_date
 from memory_assets.core.knowledge.tombstones import append_tombstone, read_tombstones
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import CORE_FILE
 from memory_assets.core.text import normalise
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.process import process_turn
