@@ -22,9 +22,9 @@ NOTEBOOK = "notebook"
 CORE_FILE = "core_file"
 LEGACY_SOURCE_TYPE = "legacy_direct"
 INDEXED_SOURCE_TYPES = (ARCHIVE, NOTEBOOK, CORE_FILE)
-# The records the write path may defer to when a fact is a word-for-word restatement: the
-# append-only logs and the consolidated vault (design §7 invariant 5b). Never a transcript or
-# the generated MEMORY.md.
+# The records a confirmation may defer to (the write path's word-for-word restatement, design §7
+# invariant 5b): the append-only logs and the vault the dream consolidates. Never a transcript,
+# the generated zone of MEMORY.md, a core file, or a legacy row the index alone holds.
 DURABLE_SOURCES = (ARCHIVE, NOTEBOOK)
 CORE_FILES = {"persona.md": "persona", "user.md": "user", "MEMORY.md": "facts"}
 

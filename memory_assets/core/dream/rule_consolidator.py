@@ -101,6 +101,7 @@ from memory_assets.core.knowledge.personal_pages import (
     page_rel,
 )
 from memory_assets.core.knowledge.vault import INDEX_MD, list_pages
+from memory_assets.core.sources import ARCHIVE
 from memory_assets.core.text import normalise
 from memory_assets.core.textfile import read_text
 
@@ -433,7 +434,7 @@ class _LogCategories:
         self.logs: dict[str, dict[str, str]] = {}
 
     def lookup(self, conf: Confirmation) -> str | None:
-        if conf.source_type != "archive_log" or not conf.source_file:
+        if conf.source_type != ARCHIVE or not conf.source_file:
             return None
         name = Path(conf.source_file).name
         if name not in self.logs:

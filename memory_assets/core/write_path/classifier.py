@@ -25,14 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_assets.core.knowledge.claims import similarity, specifics
+from memory_assets.core.sources import DURABLE_SOURCES
 from memory_assets.core.text import fold
 
 CONFIRM_AT = 0.97
 REVISE_AT = 0.90
 CONFIRMATION, REVISION, NEW = "confirmation", "revision", "new"
-# Sources a confirmation may defer to: records the dream consolidates (never a transcript, the
-# generated zone of MEMORY.md, a core file or a legacy row the index alone holds).
-DURABLE_SOURCES = ("archive_log", "notebook")
 
 
 @dataclass(frozen=True)
