@@ -1,0 +1,35 @@
+"""The result of a check: one type shared by the audit tier's invariant checks
+(``core/audit/checks.py``) and the legacy runner's asset check (``core/legacy/find.py``), so both
+depend on the ground rather than one on the other.
+
+A ``CheckOutcome`` says whether the check passed, how severe a failure is (``error`` blocks: the CLI
+exits 1; ``warn`` is reported and does not), a one-line summary, problem lines that each name the
+file or day and the fix, numbers for metadata, ``details`` (the rows of a table, which the Dagster
+checks render as markdown) and warnings worth reading that are not failures. It is plain data: the
+CLI prints ``to_dict()`` as JSON and the Dagster layer maps it to an ``AssetCheckResult``.
+"""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "warn"]
+
+
+@dataclass
+class CheckOutcome:
+    name: str
+    passed: bool
+    severity: Severity
+    summary: str
+    problems: list[str] = field(default_factory=list)  # each names the file or day and the fix
+    metadata: dict[str, int | float | str] = field(default_factory=dict)
+    details: list[dict[str, str | int]] = field(default_factory=list)  # table rows (markdown in the UI)
+    warnings: list[str] = field(default_factory=list)  # worth reading, not failures
+
+    @property
+    def blocking(self) -> bool:
+        """A failure of error severity (the CLI exits 1)."""
+        return not self.passed and self.severity == "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
