@@ -195,7 +195,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     of error severity failed. Prints its own output and returns the exit status."""
     from memory_assets.core.audit.checks import run_all
     from memory_assets.core.capture.ledger import accept
-    from memory_assets.core.legacy import recorded_nowhere_else
+    from memory_assets.core.legacy.find import recorded_nowhere_else
 
     home = _home(args)
     settings = home.settings
@@ -351,7 +351,7 @@ def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy import report
+    from memory_assets.core.legacy.backup import report
 
     settings = _settings(args)
     settings.require_initialised()
@@ -359,13 +359,13 @@ def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_legacy_export(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy import export
+    from memory_assets.core.legacy.export import export
 
     return export(_settings(args), args.table).to_dict()
 
 
 def cmd_legacy_apply(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy import apply
+    from memory_assets.core.legacy.backup import apply
 
     home = _home(args)
     # The project's own index is swept first, so every exported fact is searchable before its row goes.
@@ -374,7 +374,7 @@ def cmd_legacy_apply(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_legacy_restore(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy import restore
+    from memory_assets.core.legacy.backup import restore
 
     settings = _settings(args)
     settings.require_initialised()
@@ -382,7 +382,7 @@ def cmd_legacy_restore(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_legacy_forget_backup(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy import forget_backup
+    from memory_assets.core.legacy.backup import forget_backup
 
     settings = _settings(args)
     settings.require_initialised()

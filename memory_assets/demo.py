@@ -268,7 +268,7 @@ def legacy_export_and_apply(settings: Settings, defs: object, instance: object, 
     then the apply (confirmed in its run config) backs up and deletes them."""
     import dagster as dg
 
-    from memory_assets.core.legacy import CHECK_NAME
+    from memory_assets.core.legacy.find import CHECK_NAME
 
     def run(job: str, config: dict | None = None) -> dg.ExecuteInProcessResult:
         op = {"legacy_export": "legacy_rows_exported", "legacy_apply": "legacy_rows_deleted"}[job]
@@ -419,7 +419,7 @@ def main() -> int:
         result = sensor(context)
         print(f"  {sensor.name}: {len(result.run_requests or [])} runs requested")
     print("invariant checks (`memory-assets check`, also asset checks in the UI):")
-    from memory_assets.core.legacy import recorded_nowhere_else
+    from memory_assets.core.legacy.find import recorded_nowhere_else
 
     outcomes = [*run_all(settings, store, embedder), recorded_nowhere_else(settings)]
     for outcome in outcomes:

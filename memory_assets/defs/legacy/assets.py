@@ -1,6 +1,6 @@
 """Legacy rows as assets: export them into the daily logs, then (confirmed) delete them from the table.
 
-``core/legacy.py`` does the work; these assets give it lineage (archival_memories -> export ->
+``core/legacy/`` does the work; these assets give it lineage (archival_memories -> export ->
 daily_logs; export -> delete -> archival_memories) and a place in the UI. The delete needs
 ``confirm: true`` in its run config: without it the run only reports what it would do, as an
 observation of the asset, and deletes nothing.
@@ -11,13 +11,9 @@ from collections.abc import Iterator
 import dagster as dg
 from pydantic import Field
 
-from memory_assets.core.legacy import (
-    CHECK_NAME,
-    LegacyError,
-    apply,
-    export,
-    recorded_nowhere_else,
-)
+from memory_assets.core.legacy.backup import apply
+from memory_assets.core.legacy.export import export
+from memory_assets.core.legacy.find import CHECK_NAME, LegacyError, recorded_nowhere_else
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.checks import check_result
 from memory_assets.defs.index.external import daily_logs

@@ -8,11 +8,12 @@ import dagster as dg
 import pytest
 
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.core.legacy import CHECK_NAME, find_legacy, restore
+from memory_assets.core.legacy.backup import restore
+from memory_assets.core.legacy.find import CHECK_NAME, find_legacy
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.settings import Settings
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets_tests.core.test_legacy import Row, at, build_home, table_rows
+from memory_assets_tests.core.legacy.test_find import Row, at, build_home, table_rows
 
 pytestmark = pytest.mark.usefixtures("embedder")  # the model, loaded once per session
 
@@ -123,7 +124,7 @@ def test_export_then_confirmed_apply_and_the_check_through_it(settings: Settings
 
 def test_the_check_warns_while_rows_are_recorded_nowhere(settings: Settings) -> None:
     scenario = build_home(settings, n_legacy=80)
-    from memory_assets.core.legacy import recorded_nowhere_else
+    from memory_assets.core.legacy.find import recorded_nowhere_else
 
     outcome = recorded_nowhere_else(settings)
     assert not outcome.passed and outcome.severity == "warn"
