@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_assets.core.dream.consolidator import Batch, BatchFact, ConsolidationResult
 from memory_assets.core.dream.vault_tools import ERROR_PREFIX, VaultTools
-from memory_assets.core.knowledge.importance import STALE_AFTER_DAYS
+from memory_assets.core.knowledge.categories import CATEGORIES, GENERAL
 from memory_assets.core.models.language_model import AssistantMessage, ChatClient, LanguageModelError
 from memory_assets.core.settings import Settings
 
@@ -67,9 +67,10 @@ BATCH_FACTS_TOOL: dict[str, Any] = {
 
 def _stale_rules() -> str:
     labels = []
-    for category, days in STALE_AFTER_DAYS.items():
-        labels.append(f"{category}: {'never' if days is None else f'+{days} days'}")
-    return "; ".join(labels) + "; an unknown category: +91 days"
+    for c in CATEGORIES:
+        days = c.stale_after_days
+        labels.append(f"{c.name}: {'never' if days is None else f'+{days} days'}")
+    return "; ".join(labels) + f"; an unknown category: +{GENERAL.stale_after_days} days"
 
 
 SYSTEM_PROMPT = f"""You maintain the long-term memory of an AI assistant. Facts extracted from \

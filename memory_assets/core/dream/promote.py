@@ -38,10 +38,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_assets.core.knowledge.categories import category_named
 from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.importance import CONFIRMED_RE, chunk_importance, confirmation_count
 from memory_assets.core.knowledge.memory_md import (
-    CATEGORY_TITLES,
     DEFAULT_MAX_LINES,
     MAX_FACT_CHARS,
     Fact,
@@ -77,14 +77,6 @@ _SINCE = re.compile(r"\(\s*since\s+\d{4}-\d{2}-\d{2}\s*\)", re.IGNORECASE)
 _PREVIOUSLY = re.compile(r"(?:[;,.]\s*|\s+)previously\b.*$", re.IGNORECASE)
 _CURRENTLY = re.compile(r"^\s*currently\b[\s,:]*", re.IGNORECASE)
 _SNIPPET_PREFIX = re.compile(r"^(?:[-*+]\s+)?(?:\[[^\]]*\]\s*)?")
-# Page file names that spell a category: "preference", "Preferences", "Profile", ...
-_CATEGORY_NAMES = {
-    **{c: c for c in CATEGORY_TITLES},
-    **{title.lower(): c for c, title in CATEGORY_TITLES.items()},
-    "preferences": "preference",
-    "goals": "goal",
-    "identity": "personal",
-}
 
 
 @dataclass(frozen=True)
@@ -162,7 +154,7 @@ def _section(meta: dict[str, object], page: str) -> str:
     if category:
         return "personal" if category == "identity" else category
     stem = Path(page).stem
-    named = _CATEGORY_NAMES.get(stem.strip().lower())
+    named = category_named(stem)  # a page file named for a category: "Preferences", "Profile", ...
     if named:
         return named
     title = meta.get("title")

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from memory_assets.core.knowledge.categories import BY_NAME, normalise_category
+
 BASE_IMPORTANCE = 0.5
 CONFIRMATION_CAP = 0.25
 CONFIRMATION_SCALE = 0.1
@@ -22,17 +24,6 @@ DEPRECATED_IMPORTANCE = 0.1
 
 CONFIRMED_RE = re.compile(r"\(confirmed\s+(\d+)x(?:,\s*last\s+(\d{4}-\d{2}-\d{2}))?\)", re.IGNORECASE)
 STATUSES = ("draft", "stable", "active", "deprecated")
-
-# stale_after defaults per category (docs/design.md §4.9); None means "never".
-STALE_AFTER_DAYS: dict[str, int | None] = {
-    "personal": None,
-    "preference": 365,
-    "technical": 182,
-    "goal": 91,
-    "context": 21,
-    "interaction": 21,
-    "general": 91,
-}
 
 
 def confirmation_count(text: str) -> int:
@@ -63,7 +54,7 @@ def parse_stale_after(value: object) -> date | None:
 
 def default_stale_after(category: str, updated: date) -> str:
     """The ``stale_after`` value a 3_Personal page of ``category`` gets: an ISO date or ``never``."""
-    days = STALE_AFTER_DAYS.get(category.lower(), STALE_AFTER_DAYS["general"])
+    days = BY_NAME[normalise_category(category)].stale_after_days  # the table's default (design §4.9)
     return "never" if days is None else (updated + timedelta(days=days)).isoformat()
 
 
