@@ -1,8 +1,8 @@
 """The invariant checks (docs/design.md §7), as plain functions shared by the CLI and the asset checks.
 
-Each returns a ``CheckOutcome``: whether it passed, how severe a failure is, a one-line summary,
-problem lines that each name the file or day and the fix, numbers for metadata, and ``details``
-(the rows of a table, which the Dagster checks render as markdown).
+Each returns a ``CheckOutcome`` (``core/outcome.py``): whether it passed, how severe a failure is,
+a one-line summary, problem lines that each name the file or day and the fix, numbers for
+metadata, and ``details`` (the rows of a table, which the Dagster checks render as markdown).
 
 * ``logs_append_only``: no daily log's earlier lines changed (the ledger, ``capture/ledger.py``).
 * ``rows_match_logs``: every daily log's ``archive_log`` rows are exactly its planned rows.
@@ -21,8 +21,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,9 +35,7 @@ from memory_assets.core.capture.ledger import (
 )
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import DUPLICATE_COSINE, search
-from memory_assets.core.index.rows import ARCHIVE, CORE_FILE, NOTEBOOK
 from memory_assets.core.index.store import (
-    LEGACY_SOURCE_TYPE,
     MAX_FRAGMENTS,
     MAX_VERSIONS,
     LegacyTableError,
@@ -48,10 +45,11 @@ from memory_assets.core.index.store import (
 )
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, IndexKey
 from memory_assets.core.text import json_object
 
-Severity = Literal["error", "warn"]
 MAX_PROBLEMS = 50  # problem lines per outcome; the counts in the metadata are always complete
 EXCERPT_CHARS = 80
 REINDEX_FULL = "run `memory-assets reindex --full`, which diffs every file against the table"
@@ -59,26 +57,6 @@ PROBE_ROWS = 20  # rows search_finds_rows searches for
 PROBE_MIN_FOUND = 0.9  # the share of them that must come back in the top 10
 PROBE_MAX_P50_MS = 1000.0  # the probe searches' p50 bound (a warning past it)
 PROBE_QUERY_CHARS = 500
-
-
-@dataclass
-class CheckOutcome:
-    name: str
-    passed: bool
-    severity: Severity
-    summary: str
-    problems: list[str] = field(default_factory=list)  # each names the file or day and the fix
-    metadata: dict[str, int | float | str] = field(default_factory=dict)
-    details: list[dict[str, str | int]] = field(default_factory=list)  # table rows (markdown in the UI)
-    warnings: list[str] = field(default_factory=list)  # worth reading, not failures
-
-    @property
-    def blocking(self) -> bool:
-        """A failure of error severity (the CLI exits 1)."""
-        return not self.passed and self.severity == "error"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _capped(lines: list[str]) -> list[str]:
@@ -213,7 +191,7 @@ def rows_match_logs(settings: Settings, store: MemoryStore) -> CheckOutcome:
     indexer = Indexer(settings, store)
     plans = [
         p
-        for p in indexer.plan_everything(extra_keys={f"archive:{f}" for f in stored})
+        for p in indexer.plan_everything(extra_keys={str(IndexKey.for_log(f)) for f in stored})
         if p.source_type == ARCHIVE
     ]
     problems: list[str] = []

@@ -9,6 +9,7 @@ import dagster as dg
 
 from memory_assets.core.audit import checks as core
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
+from memory_assets.core.outcome import CheckOutcome
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
@@ -38,7 +39,7 @@ def _md_list(lines: Sequence[str]) -> str:
     return "\n".join(f"- {_cell(line)}" for line in lines) or "_none_"
 
 
-def check_result(outcome: core.CheckOutcome, table: str | None = None) -> dg.AssetCheckResult:
+def check_result(outcome: CheckOutcome, table: str | None = None) -> dg.AssetCheckResult:
     """The outcome as a check result: its numbers, its problems (each with the fix) and, under
     ``table``, its details as a markdown table."""
     metadata: dict[str, Any] = dict(outcome.metadata)

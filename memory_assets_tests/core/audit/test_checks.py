@@ -10,7 +10,6 @@ import pytest
 
 from memory_assets.cli import main
 from memory_assets.core.audit.checks import (
-    CheckOutcome,
     ids_unique,
     logs_append_only,
     no_tombstoned_content,
@@ -23,6 +22,7 @@ from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import DAY, write_facts
 from memory_assets_tests.core.index.test_store import assistant_table
