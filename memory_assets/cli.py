@@ -221,8 +221,7 @@ def cmd_memory_md(args: argparse.Namespace) -> Any:
     zone becomes the given text under a fresh ``verified: human:<id>`` stamp (generated zone kept)."""
     from memory_assets.core.knowledge.memory_md import LAYOUTS, read_zones, stamp_human_edit
 
-    settings = _settings(args)
-    settings.require_initialised()
+    settings = _home(args).settings
     path = settings.memory_md_path
     if args.md_action == "edit":
         text = args.text
@@ -353,8 +352,7 @@ def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.legacy.backup import report
 
-    settings = _settings(args)
-    settings.require_initialised()
+    settings = _home(args).settings
     return report(settings, args.table)
 
 
@@ -376,16 +374,14 @@ def cmd_legacy_apply(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_legacy_restore(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.legacy.backup import restore
 
-    settings = _settings(args)
-    settings.require_initialised()
+    settings = _home(args).settings
     return restore(settings, args.backup, args.table).to_dict()
 
 
 def cmd_legacy_forget_backup(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.legacy.backup import forget_backup
 
-    settings = _settings(args)
-    settings.require_initialised()
+    settings = _home(args).settings
     return forget_backup(settings, args.backup, args.table, remove_copy=args.remove_copy)
 
 
