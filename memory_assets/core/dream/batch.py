@@ -6,7 +6,7 @@ from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.dream.consolidator import Batch, BatchFact
 from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.confirmations import read_confirmations
-from memory_assets.core.knowledge.memory_md import personal_pages
+from memory_assets.core.knowledge.personal_pages import list_personal_pages
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.settings import Settings
 from memory_assets.core.textfile import read_text
@@ -50,7 +50,7 @@ def revisit_queue(settings: Settings, today: date) -> list[str]:
     never be visited, so never get it). ``never`` is a value: such pages are not queued."""
     stale: list[tuple[date, str]] = []
     undated: list[str] = []
-    for rel in personal_pages(settings):
+    for rel in list_personal_pages(settings):
         page = parse_page(read_text(settings.notebook_dir / rel).text, f"notebook/{rel}")
         raw = page.meta.get("stale_after")
         if raw is None or raw == "":

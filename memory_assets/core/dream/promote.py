@@ -46,11 +46,10 @@ from memory_assets.core.knowledge.memory_md import (
     MAX_FACT_CHARS,
     Fact,
     MemoryMdResult,
-    personal_pages,
     render_facts,
     write_generated_zone,
 )
-from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
+from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR, list_personal_pages
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.text import fold, normalise
@@ -254,7 +253,7 @@ def promote_memory_md(
     MEMORY.md is refused by ``write_generated_zone`` (``outcome="refused"``)."""
     target = Path(path) if path is not None else settings.memory_md_path
     today = today or datetime.now(UTC).date()
-    pages = personal_pages(settings)
+    pages = list_personal_pages(settings)
     if not pages:
         return MemoryMdResult(
             False,

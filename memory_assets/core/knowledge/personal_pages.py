@@ -41,6 +41,7 @@ A page, as the rule-based consolidator writes it (docs/design.md §4.9)::
 ``Page.parse(text)`` and ``Page.render()`` round-trip: ``Page.parse(p.render()) == p`` for any
 page whose claim texts are single lines. ``save_page`` writes atomically under the file's
 writers' lock; a read-modify-write holds ``file_lock(path)`` across both.
+``list_personal_pages(settings)`` lists a home's pages (vault-relative paths, as ``vault.list_pages``).
 """
 
 import re
@@ -53,6 +54,8 @@ import yaml
 
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.knowledge.importance import CONFIRMED_RE
+from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.settings import Settings
 from memory_assets.core.textfile import read_text
 
 PERSONAL_DIR = "3_Personal"
@@ -61,6 +64,11 @@ PERSONAL_DIR = "3_Personal"
 def is_personal(rel: str) -> bool:
     """Whether a vault-relative POSIX path lies under ``3_Personal/``."""
     return rel.startswith(PERSONAL_DIR + "/")
+
+
+def list_personal_pages(settings: Settings) -> list[str]:
+    """The vault's ``3_Personal/`` pages (what the dream's promoter writes MEMORY.md from)."""
+    return list_pages(settings.notebook_dir, under=PERSONAL_DIR)
 
 
 KEY_FACTS = "Key Facts"

@@ -17,12 +17,15 @@ from memory_assets.core.knowledge.personal_pages import (
     PageError,
     Previous,
     Section,
+    list_personal_pages,
     load_page,
     normalise_category,
     one_line,
     page_rel,
     save_page,
 )
+from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.settings import Settings
 
 D1, D2 = date(2026, 11, 20), date(2026, 11, 21)
 
@@ -203,3 +206,30 @@ def test_one_page_per_category() -> None:
     assert page_rel("general") == page_rel("health") == page_rel("") == "3_Personal/General.md"
     assert normalise_category("Identity") == "personal"
     assert Page.new("preference").title == "Preferences"
+
+
+def test_personal_pages_are_what_the_vault_lists_under_3_personal(settings: Settings) -> None:
+    vault = settings.notebook_dir
+    for rel in [
+        "3_Personal/Home.md",
+        "3_Personal/index.md",
+        "3_Personal/Deep/log.md",
+        "3_Personal/.hidden/Secret.md",
+        "3_Personal/notes.txt",
+        "2_Wiki/Bees.md",
+        "index.md",
+        "3_personal/Lower.md",
+    ]:
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text("- x\n")
+    (vault / "3_Personal" / "Folder.md").mkdir()
+    expected = [p for p in list_pages(vault) if p.startswith("3_Personal/")]
+    assert (
+        list_personal_pages(settings)
+        == expected
+        == [
+            "3_Personal/Deep/log.md",
+            "3_Personal/Home.md",
+            "3_Personal/index.md",
+        ]
+    )
