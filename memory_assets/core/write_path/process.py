@@ -12,8 +12,8 @@
 (d) append new facts and revisions to the turn's UTC day's log, one block in the existing format,
     durably; confirmations go to ``.state/confirmations.jsonl`` instead;
 (e) reindex that day through the indexer (a diff: only the new lines are embedded);
-(f) when a fact is important, refresh MEMORY.md's generated zone with the legacy per-turn writer,
-    which stands down once the vault has a ``3_Personal/`` page.
+(f) when a fact is important, refresh MEMORY.md's generated zone with the per-turn MEMORY.md
+    writer (``memory_md_refresh.py``), which stands down once the vault has a ``3_Personal/`` page.
 
 ``plan_turn`` does (a)-(c) and writes nothing; ``apply_plan`` does (d); ``process_turn`` does
 all of it. The transcript ingestion journals between plan and apply (``ingest.py``) so a crash
@@ -38,6 +38,7 @@ from memory_assets.core.settings import Settings
 from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.classifier import CONFIRMATION, REVISION, Known, classify
 from memory_assets.core.write_path.extraction import Extraction, Extractor, Turn
+from memory_assets.core.write_path.memory_md_refresh import refresh_memory_md
 
 IMPORTANT_AT = 0.7  # a fact this important refreshes MEMORY.md (the assistant's threshold)
 RECALL_QUERY_CHARS = 2000  # a huge turn is recalled by its beginning
@@ -238,19 +239,6 @@ def finish_turn(
         result.memory_md = refresh_memory_md(settings, store)
         result.timings["memory_md"] = time.perf_counter() - t0
     return result
-
-
-def refresh_memory_md(settings: Settings, store: MemoryStore | None) -> str:
-    """The legacy per-turn MEMORY.md writer; what it did, in words (never raises into the write)."""
-    from memory_assets.core.knowledge.memory_md import refresh_from_index
-
-    try:
-        outcome = refresh_from_index(
-            settings, store or MemoryStore.of(settings)
-        )
-    except Exception as exc:
-        return f"not refreshed: {type(exc).__name__}: {exc}"[:300]
-    return str(getattr(outcome, "reason", outcome))
 
 
 def process_turn(
