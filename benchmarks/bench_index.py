@@ -38,6 +38,7 @@ from _common import fact_sentences, latency_ms, log, percentile, query_sentences
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs, read_daily_log
 from memory_assets.core.models.embedder import Embedder, shared_embedder
 from memory_assets.core.ops.status import init_home
+from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import BULK_ROWS, Indexer
 from memory_assets.core.index.retrieval import (
@@ -481,7 +482,7 @@ def bench_commits(root: Path, rebuilt: Settings) -> None:
         before = st.stats()
         fts_before = fts_p50(st)
         start = time.perf_counter()
-        st.optimize()
+        TableWriter(st).optimize()
         seconds = time.perf_counter() - start
         after = st.stats()
         fts_after = fts_p50(st)
@@ -498,7 +499,7 @@ def bench_commits(root: Path, rebuilt: Settings) -> None:
             ]
         )
     print(
-        "\nfragments before / after store.optimize() (default ann_threshold: no ANN index at these sizes). The FTS\n"
+        "\nfragments before / after TableWriter(store).optimize() (default ann_threshold: no ANN index at these sizes). The FTS\n"
         "index is created on the empty table, so rows added since the last optimize() are full-text searched flat.\n"
     )
     print(
@@ -590,11 +591,11 @@ def bench_search(
 
     settings = new_home(root, "search100k")
     store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
-    table_ = store.table_for_write(emb.model_name, emb.dimension)
+    table_ = TableWriter(store).table_for_write(emb.model_name, emb.dimension)
     batch = 10_000
     start = time.perf_counter()
     for b in range(0, n_rows, batch):
-        store.apply_diff(
+        TableWriter(store).apply_diff(
             table_,
             [],
             rows[b : b + batch],
@@ -670,7 +671,7 @@ def bench_search(
     lat["raw_fts"] = latency_ms(fts_only, n_raw, warmup=3)
 
     start = time.perf_counter()
-    out1 = store.optimize(ann_threshold=10**12)
+    out1 = TableWriter(store).optimize(ann_threshold=10**12)
     opt1_s = time.perf_counter() - start
     stats1 = store.stats()
     assert not out1["ann_built"] and not store.has_ann_index()
@@ -682,7 +683,7 @@ def bench_search(
     vec_bf = [vector_component(i, False) for i in range(n_queries)]
 
     start = time.perf_counter()
-    out2 = store.optimize(ann_threshold=ann_threshold)
+    out2 = TableWriter(store).optimize(ann_threshold=ann_threshold)
     opt2_s = time.perf_counter() - start
     stats2 = store.stats()
     assert out2["ann_built"] and store.has_ann_index(), out2

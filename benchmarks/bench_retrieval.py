@@ -60,6 +60,7 @@ from _common import fact_sentences, log, percentile, table, vary
 from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.models.embedder import Embedder, shared_embedder
+from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import (
@@ -749,7 +750,7 @@ def pad(home: Home, emb: Embedder, n_rows: int) -> tuple[float, float]:
     nrng = np.random.default_rng(5)
     first = date(2024, 1, 1)
     span = (TODAY - first).days
-    table_ = store.table_for_write(emb.model_name, emb.dimension)
+    table_ = TableWriter(store).table_for_write(emb.model_name, emb.dimension)
     start = time.perf_counter()
     batch = 10_000
     for b in range(0, need, batch):
@@ -779,10 +780,10 @@ def pad(home: Home, emb: Embedder, n_rows: int) -> tuple[float, float]:
                     ),
                 )
             )
-        store.apply_diff(table_, [], rows, vectors.astype(np.float32), [None] * len(rows))
+        TableWriter(store).apply_diff(table_, [], rows, vectors.astype(np.float32), [None] * len(rows))
     write_s = time.perf_counter() - start
     start = time.perf_counter()
-    store.optimize(ann_threshold=min(ANN_ROW_THRESHOLD, n_rows))
+    TableWriter(store).optimize(ann_threshold=min(ANN_ROW_THRESHOLD, n_rows))
     log(
         f"    padded to {store.count():,} rows ({write_s:.1f} s) and optimized with the ANN index ({time.perf_counter() - start:.1f} s)"
     )

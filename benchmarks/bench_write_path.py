@@ -48,6 +48,7 @@ from _common import fact_sentences, log, percentile, table
 from bench_index import synth_rows
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.models.embedder import shared_embedder
+from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
@@ -178,12 +179,12 @@ def main() -> int:
         base = fact_sentences(2000, seed=44)
         rows, vectors = synth_rows(base, emb.embed([t for _, t in base]), args.rows, 0.03, per_file=100)
         store = MemoryStore(settings.index_uri)
-        table_ = store.table_for_write(emb.model_name, emb.dimension)
+        table_ = TableWriter(store).table_for_write(emb.model_name, emb.dimension)
         for b in range(0, args.rows, 10_000):
             part = rows[b : b + 10_000]
-            store.apply_diff(table_, [], part, vectors[b : b + 10_000], [None] * len(part))
+            TableWriter(store).apply_diff(table_, [], part, vectors[b : b + 10_000], [None] * len(part))
         start = time.perf_counter()
-        store.optimize()
+        TableWriter(store).optimize()
         log(
             f"optimized ({'ANN index' if store.has_ann_index() else 'brute force'}) in {time.perf_counter() - start:.1f} s"
         )

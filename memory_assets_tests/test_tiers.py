@@ -167,3 +167,44 @@ def test_domain_core_imports_no_dagster() -> None:
             )
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "dagster"]
     assert offenders == []
+
+
+WRITER = "core.index.table_writer"
+WRITER_USERS = {"core.index.indexer"}  # design §7 invariant 2: the indexer is the only writer
+
+
+def writer_importers(module: str, source: str) -> list[str]:
+    """Where ``source`` imports the table writer, unless ``module`` is the indexer (or the writer)."""
+    if module in WRITER_USERS or module == WRITER:
+        return []
+    return [
+        f"{module}:{line} imports {target}"
+        for line, target in imports_of(source)
+        if target.startswith(WRITER)
+    ]
+
+
+def test_only_the_indexer_obtains_the_table_writer() -> None:
+    found = []
+    for module, path in _modules():
+        found += writer_importers(module, path.read_text(encoding="utf-8"))
+    assert found == []
+    assert writer_importers(
+        "core.legacy.backup", "from memory_assets.core.index.table_writer import TableWriter\n"
+    )
+    assert writer_importers("cli", "def f():\n    import memory_assets.core.index.table_writer\n")
+
+
+def test_the_store_has_no_write_method() -> None:
+    from memory_assets.core.index.store import MemoryStore
+
+    writes = {
+        "apply_diff",
+        "replace_source",
+        "recreate",
+        "table_for_write",
+        "migrate",
+        "optimize",
+        "delete_ids",
+    }
+    assert writes.isdisjoint(dir(MemoryStore))

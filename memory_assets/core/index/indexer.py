@@ -49,8 +49,8 @@ from memory_assets.core.index.store import (
     MemoryStore,
     TableStats,
     VectorWidthMismatch,
-    quote,
 )
+from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
@@ -177,6 +177,7 @@ class Indexer:
         # sets one, so a held lock delays its reindex (left to the sensor), never the turn.
         self.lock_timeout = lock_timeout
         self.store = store or MemoryStore.of(settings)
+        self._writer = TableWriter(self.store)  # the one writer of the table (table_writer.py)
         self.embedder = embedder
         self.today = today or datetime.now(UTC).date()
         self._inputs: dict[str, tuple[object, object]] = {}  # path -> (stat signature, parsed value)
@@ -337,7 +338,7 @@ class Indexer:
         kept = changed + repair  # rows that keep their stored vector
         vectors = [*new_vectors] + [existing[r.id].vector for r in kept]
         created = [None] * len(new) + [existing[r.id].created_at for r in kept]
-        result.commits = self.store.apply_diff(
+        result.commits = self._writer.apply_diff(
             table,
             gone + [r.id for r in kept],  # deleting an id deletes every copy of it
             new + kept,
@@ -352,7 +353,7 @@ class Indexer:
 
     def _writable_table(self, embedder: Embedder | None) -> object:
         if embedder is not None:
-            return self.store.table_for_write(embedder.model_name, embedder.dimension)
+            return self._writer.table_for_write(embedder.model_name, embedder.dimension)
         table = self.store.table()
         if table is None:
             raise IndexerError("no index table exists yet and no embedder is configured to create one")
@@ -364,7 +365,9 @@ class Indexer:
             embedder.embed([r.content for r in plan.rows]) if plan.rows and embedder else np.empty((0, 0))
         )
         table = self._writable_table(embedder if plan.rows else None)
-        result.commits = self.store.replace_source(table, plan.source_type, plan.filename, plan.rows, vectors)
+        result.commits = self._writer.replace_source(
+            table, plan.source_type, plan.filename, plan.rows, vectors
+        )
         result.embedded = result.inserted = len(plan.rows)
         result.fallback = result.changed = True
 
@@ -375,7 +378,7 @@ class Indexer:
         if self.embedder is None or self.store.opened() or self.store.exists():
             return
         with self.table_lock():
-            self.store.table_for_write(self.embedder.model_name, self.embedder.dimension)
+            self._writer.table_for_write(self.embedder.model_name, self.embedder.dimension)
 
     def _reindex_locked(self, key: str) -> FileResult | None:
         """Plan ``key`` from fresh inputs and apply it, under its lock; record its digest."""
@@ -397,7 +400,7 @@ class Indexer:
         if not self.store.is_legacy():
             return False
         with self.table_lock():
-            return self.store.migrate()
+            return self._writer.migrate()
 
     def reindex_key(self, key: str) -> FileResult:
         """Reindex one file (``archive:2026-11-20.md``, ``notebook:3_Personal/Health.md``,
@@ -463,7 +466,7 @@ class Indexer:
         sweep = SweepResult(migrated=self.migrate())
         if full and self.embedder is not None and self.store.exists() and (rebuild or self._needs_rebuild()):
             with self.table_lock():
-                self.store.recreate(self.embedder.model_name, self.embedder.dimension)
+                self._writer.recreate(self.embedder.model_name, self.embedder.dimension)
         state = IndexState.load(self.settings.index_state_path, self.store.table_id)
         if state.discarded:
             sweep.warnings.append(state.discarded)
@@ -517,22 +520,14 @@ class Indexer:
         if not wanted:
             return 0
         with self.table_lock():
-            table = self.store.table()
-            if table is None:
-                return 0
-            deleted = 0
-            for begin in range(0, len(wanted), DELETE_BATCH):
-                batch = ", ".join(quote(i) for i in wanted[begin : begin + DELETE_BATCH])
-                result = table.delete(f"id IN ({batch})")
-                deleted += int(getattr(result, "num_deleted_rows", 0) or 0)
-            return deleted
+            return self._writer.delete_ids(wanted, DELETE_BATCH)
 
     def optimize(self) -> "OptimizeResult":
         """Compact, fold new rows into the indexes, prune old versions: under the exclusive table
         lock, with the table's figures before and after (what the CLI prints and the asset records)."""
         with self.table_lock():
             before = self.store.stats()
-            outcome = self.store.optimize(retention=timedelta(days=self.settings.version_retention_days))
+            outcome = self._writer.optimize(retention=timedelta(days=self.settings.version_retention_days))
             return OptimizeResult(before, self.store.stats(), bool(outcome["ann_built"]))
 
     def _bulk_fill(self) -> list[FileResult] | None:
@@ -550,11 +545,11 @@ class Indexer:
             failpoint("index.locked")
             rows = [row for plan in plans for row in plan.rows]
             if rows:
-                table = self.store.table_for_write(embedder.model_name, embedder.dimension)
+                table = self._writer.table_for_write(embedder.model_name, embedder.dimension)
                 for begin in range(0, len(rows), BULK_ROWS):
                     part = rows[begin : begin + BULK_ROWS]
                     vectors = embedder.embed([r.content for r in part])
-                    self.store.apply_diff(table, [], part, vectors, [None] * len(part))
+                    self._writer.apply_diff(table, [], part, vectors, [None] * len(part))
             self._record_state(
                 {p.key: p.digest() for p in plans if p.exists}, drop=[p.key for p in plans if not p.exists]
             )

@@ -57,9 +57,13 @@ def test_the_candidates_follow_adds_and_deletes_exactly(
         ), datetime.combine(today - timedelta(days=rng.choice([1, 50, 500])), datetime.min.time())
 
     first = [row(n) for n in range(60)]
-    TableWriter(store).apply_diff(table, [], [r for r, _ in first], np.zeros((60, 4), np.float32), [c for _, c in first])
+    TableWriter(store).apply_diff(
+        table, [], [r for r, _ in first], np.zeros((60, 4), np.float32), [c for _, c in first]
+    )
     nulls = [row(100 + n) for n in range(8)]  # rows whose importance is missing (an old writer's)
-    missing = store._arrow(table, [r for r, _ in nulls], np.zeros((8, 4), np.float32), [c for _, c in nulls])
+    missing = TableWriter(store)._arrow(
+        table, [r for r, _ in nulls], np.zeros((8, 4), np.float32), [c for _, c in nulls]
+    )
     column = missing.schema.get_field_index("importance")
     missing = missing.set_column(column, missing.schema.field(column), pa.nulls(8, pa.float64()))
     store.table().add(missing)  # not through apply_diff: the first read scans

@@ -8,6 +8,7 @@ import pytest
 
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import BrokenTableError, MemoryStore, VectorWidthMismatch, quote
+from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.models.embedder import Embedder, EmbedderError
@@ -142,7 +143,7 @@ def test_vector_width_mismatch_names_the_fix(
     settings: Settings, indexer: Indexer, embedder: Embedder
 ) -> None:
     store = MemoryStore(settings.index_uri)
-    store.table_for_write("some-3072-model", 3072)  # an index built by another model
+    TableWriter(store).table_for_write("some-3072-model", 3072)  # an index built by another model
     write_facts(settings, DAY, FACTS[0])
     with pytest.raises(VectorWidthMismatch, match=r"memory-assets reindex --full"):
         indexer.reindex_day(DAY)
@@ -259,25 +260,24 @@ def test_bulk_rebuild_of_an_empty_index_equals_the_per_file_diff(
     assert indexer.sweep(full=True).embedded == 0
 
 
-class CrashAfterDelete(MemoryStore):
+def crash_after_delete(self, table, delete_ids, add_rows, add_vectors, created):  # type: ignore[no-untyped-def]
     """Fault injection: the process dies between a file's delete commit and its add commit."""
-
-    def apply_diff(self, table, delete_ids, add_rows, add_vectors, created):  # type: ignore[no-untyped-def]
-        ids = sorted(set(delete_ids))
-        if ids:
-            table.delete("id IN (" + ", ".join(quote(i) for i in ids) + ")")
-        raise KeyboardInterrupt("crashed half way through the run")
+    ids = sorted(set(delete_ids))
+    if ids:
+        table.delete("id IN (" + ", ".join(quote(i) for i in ids) + ")")
+    raise KeyboardInterrupt("crashed half way through the run")
 
 
 def test_a_crash_half_way_through_a_reindex_converges_on_the_next_run(
-    settings: Settings, indexer: Indexer
+    settings: Settings, indexer: Indexer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_facts(settings, DAY, *FACTS[:2])
     indexer.sweep()
     append_tombstone(settings.tombstones_path, FACTS[0])
     write_facts(settings, DAY, FACTS[2], hour=12)
-    with pytest.raises(KeyboardInterrupt):
-        Indexer(settings, store=CrashAfterDelete(settings.index_uri), embedder=indexer.embedder).sweep()
+    with monkeypatch.context() as crashing, pytest.raises(KeyboardInterrupt):
+        crashing.setattr(TableWriter, "apply_diff", crash_after_delete)
+        Indexer(settings, store=MemoryStore(settings.index_uri), embedder=indexer.embedder).sweep()
     assert contents(indexer.store) == [FACTS[1]]  # the delete landed, the add did not
     retry = Indexer(settings, embedder=indexer.embedder).sweep()  # the state was not advanced by the crash
     assert (retry.embedded, retry.deleted) == (1, 0)

@@ -7,6 +7,7 @@ import pytest
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import EmptyIndexError, Ranking, flush_recalls, full_text, search
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
+from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.models.embedder import Embedder
@@ -226,7 +227,7 @@ def test_a_fact_found_only_by_vector_still_has_its_full_text_score(
     # leg's last score (the row was not among its 50), and not zero.
     [fresh] = search(store, "coffee", query_vector=query_vector, limit=1, ranking=semantic_first)
     assert fresh.content == long_line and 0 < fresh.full_text < 1
-    store.optimize()  # folded into the index: the lookup is exact
+    TableWriter(store).optimize()  # folded into the index: the lookup is exact
     leg = store.table().search("coffee", query_type="fts").limit(50).select(["content", "_score"]).to_list()
     assert long_line not in {r["content"] for r in leg}
     every = (

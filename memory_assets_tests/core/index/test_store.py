@@ -10,6 +10,7 @@ import pytest
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import MemoryStore, StoreError, quote
+from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE
 from memory_assets_tests.conftest import DAY, write_facts
@@ -56,7 +57,7 @@ def test_assistant_table_is_migrated_and_its_indexer_rows_replaced(
 ) -> None:
     assistant_table(settings)
     store = MemoryStore(settings.index_uri)
-    assert store.is_legacy() and store.migrate() and not store.is_legacy()
+    assert store.is_legacy() and TableWriter(store).migrate() and not store.is_legacy()
     assert store.count("source_type = 'archive_log'") == 1
     assert store.count("source_type IS NULL") == 1  # the legacy row keeps no source
     assert store.table_id is not None
@@ -70,9 +71,9 @@ def test_assistant_table_is_migrated_and_its_indexer_rows_replaced(
 def test_rebuilding_for_a_new_model_refuses_to_drop_legacy_rows(settings: Settings) -> None:
     assistant_table(settings, dim=8)
     store = MemoryStore(settings.index_uri)
-    store.migrate()
+    TableWriter(store).migrate()
     with pytest.raises(StoreError, match="1 legacy row"):
-        store.recreate("default", 384)
+        TableWriter(store).recreate("default", 384)
     assert store.count() == 2
 
 
@@ -118,9 +119,11 @@ def test_a_files_rows_and_the_read_facts_carried_through_own_commits_equal_a_fre
     by anyone else breaks the chain, and the next read goes to the table."""
     rng = np.random.default_rng(7)
     store = MemoryStore(settings.index_uri)
-    table = store.table_for_write("test-model", 4)
+    table = TableWriter(store).table_for_write("test-model", 4)
     files = ["2026-11-01.md", "2026-11-02.md"]
-    store.apply_diff(table, [], [_row(n, f) for f in files for n in range(5)], _vectors(10, 1), [None] * 10)
+    TableWriter(store).apply_diff(
+        table, [], [_row(n, f) for f in files for n in range(5)], _vectors(10, 1), [None] * 10
+    )
     store.existing(ARCHIVE, files[0])
     store.read_facts()
     scans = 0
@@ -142,7 +145,9 @@ def test_a_files_rows_and_the_read_facts_carried_through_own_commits_equal_a_fre
         next_n += len(adds)
         kept = [_row(int(i.rsplit("-", 1)[1]), files[0], importance=0.6 + step / 100) for i in changed]
         rows = adds + kept
-        store.apply_diff(store.table(), gone + changed, rows, _vectors(len(rows), step), [None] * len(rows))
+        TableWriter(store).apply_diff(
+            store.table(), gone + changed, rows, _vectors(len(rows), step), [None] * len(rows)
+        )
         fresh = MemoryStore(settings.index_uri)
         for source in files:
             _same_existing(store.existing(ARCHIVE, source), fresh.existing(ARCHIVE, source))
@@ -157,7 +162,7 @@ def test_a_files_rows_and_the_read_facts_carried_through_own_commits_equal_a_fre
 
     version = store.current_version()
     other = MemoryStore(settings.index_uri)  # another writer (another process, say)
-    other.apply_diff(other.table(), [], [_row(99, files[0])], _vectors(1, 99), [None])
+    TableWriter(other).apply_diff(other.table(), [], [_row(99, files[0])], _vectors(1, 99), [None])
     assert store.changes_since(version) is None
     _same_existing(
         store.existing(ARCHIVE, files[0]), MemoryStore(settings.index_uri).existing(ARCHIVE, files[0])
@@ -169,16 +174,16 @@ def test_a_files_rows_and_the_read_facts_carried_through_own_commits_equal_a_fre
 
 def test_a_snapshot_reads_one_version_and_its_own_commits_move_it(settings: Settings) -> None:
     store = MemoryStore(settings.index_uri)
-    table = store.table_for_write("test-model", 4)
-    store.apply_diff(table, [], [_row(0, "2026-11-01.md")], _vectors(1, 0), [None])
+    table = TableWriter(store).table_for_write("test-model", 4)
+    TableWriter(store).apply_diff(table, [], [_row(0, "2026-11-01.md")], _vectors(1, 0), [None])
     other = MemoryStore(settings.index_uri)
     with store.snapshot():
         start = store.current_version()
-        other.apply_diff(other.table(), [], [_row(1, "2026-11-01.md")], _vectors(1, 1), [None])
+        TableWriter(other).apply_diff(other.table(), [], [_row(1, "2026-11-01.md")], _vectors(1, 1), [None])
         assert store.current_version() == start and set(store.existing(ARCHIVE, "2026-11-01.md")[0]) == {
             "row-2026-11-01.md-0"
         }
-        store.apply_diff(store.table(), [], [_row(2, "2026-11-01.md")], _vectors(1, 2), [None])
+        TableWriter(store).apply_diff(store.table(), [], [_row(2, "2026-11-01.md")], _vectors(1, 2), [None])
         assert store.current_version() == start + 2  # on top of the other writer's commit
         assert store.changes_since(start) is None  # ... so not a delta of this store's alone
     assert set(store.existing(ARCHIVE, "2026-11-01.md")[0]) == {f"row-2026-11-01.md-{n}" for n in range(3)}
