@@ -73,6 +73,7 @@ import numpy as np
 from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.dream.consolidator import Batch, BatchFact, ConsolidationResult
 from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.knowledge.categories import BY_NAME, CATEGORIES, normalise_category, title_of
 from memory_assets.core.knowledge.claims import (
     ADD,
     CONFIRM,
@@ -89,14 +90,12 @@ from memory_assets.core.knowledge.importance import default_stale_after
 from memory_assets.core.knowledge.personal_pages import (
     MAX_PREVIOUS,
     MAX_SOURCES,
-    PAGE_TITLES,
     PERSONAL_DIR,
     Claim,
     Page,
     PageError,
     Previous,
     is_personal,
-    normalise_category,
     one_line,
     page_rel,
 )
@@ -181,7 +180,7 @@ class RuleConsolidator:
         last_day = _last_day(batch)
         mentions = list(_mentions(settings, batch, last_day))
         rels = sorted(
-            {page_rel(c) for c in PAGE_TITLES}
+            {page_rel(c) for c in BY_NAME}
             | {r for r in batch.revisit if is_personal(r) and r.endswith(".md")}
         )
         with ExitStack() as locks:
@@ -349,7 +348,7 @@ def _finish(state: PageState, last_day: date, today: date) -> bool:
         return False
     page = state.page
     if state.category is not None:
-        page.title = page.title or PAGE_TITLES[state.category]
+        page.title = page.title or title_of(state.category)
         page.category = page.category or state.category
         page.status = page.status or "stable"
     if state.outcomes:  # mentions were folded in: the page is current as of them
@@ -374,7 +373,7 @@ def _finish(state: PageState, last_day: date, today: date) -> bool:
 
 def _load(vault: Path, rel: str) -> PageState:
     path = vault / rel
-    category = next((c for c in PAGE_TITLES if page_rel(c) == rel), None)
+    category = next((c for c in BY_NAME if page_rel(c) == rel), None)
     state = PageState(rel=rel, path=path, page=None, category=category)
     if not path.is_file():
         return state
@@ -397,7 +396,7 @@ def _page_category(state: PageState) -> str:
     if declared:
         return normalise_category(declared)
     stem = Path(state.rel).stem.lower()
-    return next((c for c, title in PAGE_TITLES.items() if title.lower() == stem), "general")
+    return next((c.name for c in CATEGORIES if c.title.lower() == stem), "general")
 
 
 def _last_day(batch: Batch) -> date:

@@ -2,13 +2,18 @@
 staleness defaults.
 
 Each category has one name (the ``[category]`` of a log line, the frontmatter's ``category``),
-one title (its page ``3_Personal/<Title>.md`` and its section heading in MEMORY.md's generated
-zone), the ``stale_after`` default its claims get (design §4.9; None: never), and what belongs
-in it, as the extraction prompt explains it. ``general`` is the fallback for anything else and
-is never asked of the extractor.
+its page's title (``3_Personal/<Title>.md``), its section heading in MEMORY.md's generated zone,
+the ``stale_after`` default its claims get (design §4.9; None: never), and what belongs in it,
+as the extraction prompt explains it. ``general`` is the fallback for anything else and is never
+asked of the extractor.
+
+Title and heading differ for one category, on purpose: ``personal`` is the page
+``3_Personal/Personal.md`` and the MEMORY.md section ``## Profile``, because both are formats real
+homes already have (the vault's pages, and the assistant's MEMORY.md, existing-formats §1.3), and
+renaming either would leave a user's file beside a new one.
 
 The table's order is the order MEMORY.md lists its sections in. Older notes and pages spell some
-categories differently (``identity``, plurals, MEMORY.md's former section title ``Profile``):
+categories differently (``identity``, plurals, MEMORY.md's section title ``Profile``):
 ``ALIASES`` maps them, and ``normalise_category`` reads any of them.
 """
 
@@ -18,13 +23,24 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Category:
     name: str
-    title: str
+    title: str  # the page's title and file name under 3_Personal/
     stale_after_days: int | None
     meaning: str | None  # None: not an extraction category (the fallback)
+    heading: str = ""  # MEMORY.md's section heading; empty: the title
+
+    @property
+    def memory_md_heading(self) -> str:
+        return self.heading or self.title
 
 
 CATEGORIES: tuple[Category, ...] = (
-    Category("personal", "Personal", None, "who the user is: name, age, home, work, family, friends, health"),
+    Category(
+        "personal",
+        "Personal",
+        None,
+        "who the user is: name, age, home, work, family, friends, health",
+        "Profile",
+    ),
     Category(
         "preference", "Preferences", 365, "likes, dislikes, and how the user wants things done or answered"
     ),

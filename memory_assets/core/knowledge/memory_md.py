@@ -25,7 +25,7 @@ Every write is a read-modify-write under ``file_lock(path)`` through ``write_ato
 
 The built-in fact list is a format too: ``Fact`` (one fact, its text cut to ``MAX_FACT_CHARS``),
 ``rank_facts`` (importance, then recency, then the text; one fact per normalised text) and
-``render_facts`` (a ``##`` section per category in ``CATEGORY_TITLES``' order, at most
+``render_facts`` (a ``##`` section per category in the categories table's order, at most
 ``max_lines`` lines). Its generators are the per-turn MEMORY.md writer
 (``write_path/memory_md_refresh.py``, reading the index through ``index/best_facts.py``) and the
 dream's promoter (``dream/promote.py``). This module reads no index.
@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.knowledge.categories import BY_NAME, CATEGORIES
 from memory_assets.core.knowledge.chunking import (
     GENERATED_CLOSE,
     GENERATED_OPEN,
@@ -56,16 +57,6 @@ MAX_FACT_CHARS = 500
 # HUMAN_STAMP_RE (what the reader honours), so no variant survives in a generated body.
 _CLAIMED_STAMP = re.compile(r"<!--(?:(?!-->).)*?verified\s*:\s*human\s*:(?:(?!-->).)*?-->", re.I | re.S)
 _WHO = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
-# Section order and titles of the built-in list (the extractor's categories, then general).
-CATEGORY_TITLES = {
-    "personal": "Profile",
-    "preference": "Preferences",
-    "goal": "Goals",
-    "technical": "Technical",
-    "context": "Context",
-    "interaction": "Interaction",
-    "general": "General",
-}
 
 
 @dataclass(frozen=True)
@@ -370,9 +361,12 @@ def rank_facts(facts: Sequence[Fact], tombstoned: frozenset[str] = frozenset()) 
     return out
 
 
+_ORDER = [c.name for c in CATEGORIES]
+
+
 def _section_order(category: str) -> tuple[int, str]:
-    order = list(CATEGORY_TITLES)
-    return (order.index(category), "") if category in order else (len(order), category)
+    """The categories table's order, then any other section by name."""
+    return (_ORDER.index(category), "") if category in BY_NAME else (len(_ORDER), category)
 
 
 def render_facts(ranked: Sequence[Fact], max_lines: int = DEFAULT_MAX_LINES) -> tuple[str, int]:
@@ -390,6 +384,8 @@ def render_facts(ranked: Sequence[Fact], max_lines: int = DEFAULT_MAX_LINES) -> 
         used += cost
     sections = []
     for category in sorted(groups, key=_section_order):
-        title = CATEGORY_TITLES.get(category, category.replace("_", " ").title())
+        title = (
+            BY_NAME[category].memory_md_heading if category in BY_NAME else category.replace("_", " ").title()
+        )
         sections.append("\n".join([f"## {title}", *groups[category]]))
     return "\n\n".join(sections), sum(len(v) for v in groups.values())

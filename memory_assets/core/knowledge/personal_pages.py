@@ -53,6 +53,7 @@ from typing import Any
 import yaml
 
 from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.knowledge.categories import normalise_category, title_of
 from memory_assets.core.knowledge.importance import CONFIRMED_RE
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
@@ -76,18 +77,6 @@ KEY_FACTS_HEADING = f"## {KEY_FACTS}"
 MAX_SOURCES = 30  # provenance entries a page keeps (the most recent)
 MAX_PREVIOUS = 5  # earlier values a superseded claim keeps (the most recent)
 
-# One page per category; identity in older notes means personal (SPEC §4).
-PAGE_TITLES: dict[str, str] = {
-    "personal": "Personal",
-    "preference": "Preferences",
-    "goal": "Goals",
-    "context": "Context",
-    "technical": "Technical",
-    "interaction": "Interaction",
-    "general": "General",
-}
-CATEGORY_ALIASES = {"identity": "personal", "preferences": "preference", "goals": "goal"}
-
 _FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _H2 = re.compile(r"^##[ \t]+(.*?)[ \t]*#*[ \t]*$")
@@ -104,16 +93,10 @@ class PageError(ValueError):
     file, the line and the fix."""
 
 
-def normalise_category(category: str | None) -> str:
-    """A page category: the extractor's categories; ``identity`` is personal; anything else general."""
-    value = (category or "").strip().lower()
-    value = CATEGORY_ALIASES.get(value, value)
-    return value if value in PAGE_TITLES else "general"
-
-
 def page_rel(category: str) -> str:
-    """The vault-relative path of a category's page, e.g. ``3_Personal/Preferences.md``."""
-    return f"{PERSONAL_DIR}/{PAGE_TITLES[normalise_category(category)]}.md"
+    """The vault-relative path of a category's page (one page per category, titled by the
+    categories table), e.g. ``3_Personal/Preferences.md``."""
+    return f"{PERSONAL_DIR}/{title_of(category)}.md"
 
 
 def one_line(text: str) -> str:
@@ -200,7 +183,7 @@ class Page:
     @classmethod
     def new(cls, category: str) -> "Page":
         cat = normalise_category(category)
-        return cls(title=PAGE_TITLES[cat], category=cat)
+        return cls(title=title_of(cat), category=cat)
 
     # -- reading -------------------------------------------------------------------------------
 

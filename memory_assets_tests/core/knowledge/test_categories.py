@@ -42,6 +42,9 @@ def test_one_title_each_and_the_extractor_never_gets_the_fallback() -> None:
     titles = [c.title for c in CATEGORIES]
     assert len(set(titles)) == len(titles) == len(BY_NAME)
     assert title_of("identity") == "Personal"
+    # MEMORY.md keeps the heading the assistant's file already has (existing-formats §1.3)
+    assert BY_NAME["personal"].memory_md_heading == "Profile"
+    assert BY_NAME["goal"].memory_md_heading == "Goals"
     assert "general" not in EXTRACTED and set(EXTRACTED) == set(BY_NAME) - {"general"}
 
 

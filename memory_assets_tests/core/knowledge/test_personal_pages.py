@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from memory_assets.core.knowledge.categories import normalise_category
 from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.importance import confirmation_count
 from memory_assets.core.knowledge.personal_pages import (
@@ -19,7 +20,6 @@ from memory_assets.core.knowledge.personal_pages import (
     Section,
     list_personal_pages,
     load_page,
-    normalise_category,
     one_line,
     page_rel,
     save_page,
