@@ -4,6 +4,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from datetime import date, datetime
 from typing import Any
 
 _WS = re.compile(r"\s+")
@@ -61,3 +62,17 @@ def stable_id(*parts: object) -> str:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def as_date(value: object) -> date | None:
+    """A day from a date, a datetime or an ISO string (its first ten characters); else None."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None

@@ -50,9 +50,8 @@ import pyarrow.compute as pc
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.index.store import MemoryStore, quote
 from memory_assets.core.knowledge.memory_md import DEFAULT_MAX_LINES, Fact
-from memory_assets.core.knowledge.personal_pages import as_date
 from memory_assets.core.sources import CORE_FILE, NOTEBOOK
-from memory_assets.core.text import json_object
+from memory_assets.core.text import as_date, json_object
 
 RECENT_WINDOWS = (30, 365)  # days a candidates read takes first, before the whole table
 # Rows that are never listed: vault chunks are paragraphs, not facts, and core-file rows

@@ -15,6 +15,7 @@ import frontmatter
 import yaml
 
 from memory_assets.core.knowledge.importance import Lifecycle, normalise_status, parse_stale_after
+from memory_assets.core.text import as_date
 
 MAX_CHUNK_CHARS = 1200
 GENERATED_OPEN = "<!-- memory:generated -->"
@@ -132,17 +133,6 @@ def _human_verified(meta: dict[str, object]) -> bool:
     return False
 
 
-def _as_date(value: object) -> date | None:
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
-
-
 FRONTMATTER_CLOSE = re.compile(r"^(---|\.\.\.)\s*$", re.MULTILINE)
 
 
@@ -189,7 +179,7 @@ def parse_page(text: str, name: str) -> Page:
         meta=meta,
         body=body,
         lifecycle=lifecycle,
-        updated=_as_date(meta.get("updated")),
+        updated=as_date(meta.get("updated")),
         category=str(category) if category else None,
         warnings=warnings,
     )

@@ -46,7 +46,7 @@ writers' lock; a read-modify-write holds ``file_lock(path)`` across both.
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ from memory_assets.core.knowledge.categories import normalise_category, title_of
 from memory_assets.core.knowledge.importance import CONFIRMED_RE
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
+from memory_assets.core.text import as_date
 from memory_assets.core.textfile import read_text
 
 PERSONAL_DIR = "3_Personal"
@@ -391,17 +392,3 @@ def _trim(text: str) -> str:
     while lines and not lines[-1].strip():
         lines.pop()
     return "\n".join(lines)
-
-
-def as_date(value: object) -> date | None:
-    """A day from a date, a datetime or an ISO string (its first ten characters); else None."""
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None

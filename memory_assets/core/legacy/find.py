@@ -32,7 +32,7 @@ from memory_assets.core.legacy.journal import last_action
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import INDEXED_SOURCE_TYPES
-from memory_assets.core.text import fold, json_object
+from memory_assets.core.text import as_date, fold, json_object
 from memory_assets.core.textfile import read_text
 
 LEGACY_TABLE = "archival_memories"  # the assistant's table name (an external --table URI)
@@ -186,15 +186,6 @@ def _utc(value: object) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _day(value: object) -> date | None:
-    if isinstance(value, str) and len(value) >= 10:
-        try:
-            return date.fromisoformat(value[:10])
-        except ValueError:
-            return None
-    return None
-
-
 def _is_legacy(source_type: object, source_file: object) -> bool:
     return source_type not in INDEXED_SOURCE_TYPES or not source_file
 
@@ -232,7 +223,7 @@ def _read_rows(store: MemoryStore, found: LegacyTable, user: str) -> None:
                 created_at=created,
                 category=category if isinstance(category, str) and category.strip() else "general",
                 user=row.get("user_id"),
-                day=created.date() if created else _day(meta.get("source_date")),
+                day=created.date() if created else as_date(meta.get("source_date")),
             )
         )
 

@@ -22,14 +22,14 @@ from memory_assets.core.knowledge.memory_md import (
     render_facts,
     write_generated_zone,
 )
-from memory_assets.core.knowledge.personal_pages import as_date
 from memory_assets.core.knowledge.tombstones import append_tombstone, read_tombstones
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.settings import Settings
+from memory_assets.core.text import as_date
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.memory_md_refresh import refresh_from_index
 from memory_assets.core.write_path.process import process_turn
-from memory_assets.core.write_path.rules import RuleExtractor
+from memory_assets.core.write_path.rule_extractor import RuleExtractor
 from memory_assets_tests.conftest import DAY, write_facts
 
 OPEN, CLOSE = GENERATED_OPEN.encode(), GENERATED_CLOSE.encode()
