@@ -1,4 +1,4 @@
-"""The dream agent's tools: files inside the vault, and nothing else (SPEC §6, docs/design.md §6.3).
+"""The dream agent's tools: files inside the vault, and nothing else (design §6.3).
 
 The agent's only declared capability is writing vault pages. ``VaultTools`` gives it ``read``,
 ``write``, ``edit``, ``glob``, ``grep``, ``memory_search`` (read-only, over the index) and

@@ -4,7 +4,8 @@
 "last_lint_attempt_at": ISO | null, "unconsolidated": ["YYYY-MM-DD", ...]}``
 
 Read once per decision and written back atomically on every change, so retry-then-skip works
-across restarts (the in-memory counter that reset on every start is the bug the seeds record).
+across restarts (a counter held in memory would reset on every start, and a batch that failed once
+would then be retried from zero forever).
 ``unconsolidated`` lists the days of batches skipped after ``max_retries`` failures: their rows
 stay in the index (the watermark rule makes an exception for them) until a later dream folds them.
 
