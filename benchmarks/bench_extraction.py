@@ -1,4 +1,4 @@
-"""Benchmark the rule-based extractor (``memory_assets.core.write_path.rules.RuleExtractor``).
+"""Benchmark the rule-based extractor (``memory_assets.core.write_path.rule_extractor.RuleExtractor``).
 
 Run from the repository root::
 
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import table  # noqa: E402
 
 from memory_assets.core.write_path.extraction import ExtractedFact, Turn  # noqa: E402
-from memory_assets.core.write_path.rules import MAX_SCAN_CHARS, RuleExtractor  # noqa: E402
+from memory_assets.core.write_path.rule_extractor import MAX_SCAN_CHARS, RuleExtractor  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "extraction_corpus.jsonl"
 RECALL_TARGET = 0.85

@@ -54,7 +54,7 @@ from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.process import process_turn
-from memory_assets.core.write_path.rules import RuleExtractor
+from memory_assets.core.write_path.rule_extractor import RuleExtractor
 from memory_assets.core.index.freshness import FRAGMENTS_SOFT
 from memory_assets.core.settings import Settings
 

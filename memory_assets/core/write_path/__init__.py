@@ -1,7 +1,7 @@
 """The write path, a runner above the tiers: a conversation turn in, facts classified and written.
 
 ``process.py`` holds ``process_turn`` (recall known facts, extract, classify, append, reindex,
-refresh MEMORY.md); ``extraction.py`` the extractor interface, ``rules.py`` the deterministic
+refresh MEMORY.md); ``extraction.py`` the extractor interface, ``rule_extractor/`` the deterministic
 default extractor, ``chat_extractor.py`` the OpenAI-compatible one; ``classifier.py`` the
 confirm / revise / new decision (docs/design.md §5.6).
 """

@@ -208,7 +208,7 @@ def make_extractor(settings: "Settings") -> Extractor:
     """``ChatExtractor`` over ``make_chat_client(settings)`` (falling back to the rules) when
     ``MEMORY_LLM_URL`` is set, else the rule-based ``RuleExtractor``. A URL without a model raises
     ``LanguageModelError`` (a configuration error is loud; only a call's failure falls back)."""
-    from memory_assets.core.write_path.rules import RuleExtractor  # lazy: rules may import heavier code
+    from memory_assets.core.write_path.rule_extractor import RuleExtractor  # lazy: may import heavier code
 
     client = make_chat_client(settings)
     rules = RuleExtractor()

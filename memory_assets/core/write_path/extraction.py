@@ -1,6 +1,6 @@
 """What extraction takes and gives: a conversation turn in, one-sentence facts out.
 
-Two implementations share the ``Extractor`` interface: ``rules.RuleExtractor`` (the
+Two implementations share the ``Extractor`` interface: ``rule_extractor.RuleExtractor`` (the
 deterministic default, no model) and ``chat_extractor.ChatExtractor`` (an OpenAI-compatible chat
 endpoint, falling back to the rules on any failure, never raising into the write).
 """

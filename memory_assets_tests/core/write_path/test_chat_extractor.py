@@ -26,7 +26,7 @@ from memory_assets.core.write_path.chat_extractor import (
     parse_facts,
 )
 from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extraction, Turn
-from memory_assets_tests.core.test_language_model import (
+from memory_assets_tests.core.models.test_language_model import (
     SECRET,
     Answer,
     ChatServer,
@@ -275,9 +275,9 @@ class FakeRuleExtractor(StubFallback):
 @pytest.fixture
 def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """make_extractor's choice, independent of the rules module's contents."""
-    module = types.ModuleType("memory_assets.core.write_path.rules")
+    module = types.ModuleType("memory_assets.core.write_path.rule_extractor")
     module.RuleExtractor = FakeRuleExtractor  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "memory_assets.core.write_path.rules", module)
+    monkeypatch.setitem(sys.modules, "memory_assets.core.write_path.rule_extractor", module)
 
 
 @pytest.mark.usefixtures("fake_rules")
@@ -301,6 +301,6 @@ def test_make_extractor_defaults_to_the_rules_without_an_llm_url(tmp_path: Path)
 
 
 def test_make_extractor_default_is_the_real_rule_extractor(tmp_path: Path) -> None:
-    rules = pytest.importorskip("memory_assets.core.write_path.rules")
+    rules = pytest.importorskip("memory_assets.core.write_path.rule_extractor")
     chosen = make_extractor(Settings.load(tmp_path, env={}))
     assert isinstance(chosen, rules.RuleExtractor)

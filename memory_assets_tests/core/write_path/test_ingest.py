@@ -14,7 +14,7 @@ from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings
 from memory_assets.core.write_path.ingest import ingest_transcripts
-from memory_assets.core.write_path.rules import RuleExtractor
+from memory_assets.core.write_path.rule_extractor import RuleExtractor
 
 REPO = Path(__file__).resolve().parents[3]
 

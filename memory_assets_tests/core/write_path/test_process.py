@@ -193,7 +193,7 @@ def test_an_important_fact_refreshes_memory_md_and_its_manual_zone_survives(
 
 
 def test_bad_turns_never_crash_and_lose_nothing(settings: Settings, embedder: Embedder) -> None:
-    from memory_assets.core.write_path.rules import RuleExtractor
+    from memory_assets.core.write_path.rule_extractor import RuleExtractor
 
     rules = RuleExtractor()
     for text in (

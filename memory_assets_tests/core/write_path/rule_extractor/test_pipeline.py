@@ -8,7 +8,12 @@ from hypothesis import strategies as st
 
 from memory_assets.core.capture.daily_log import LogFact, format_fact_line, parse_fact_line
 from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extractor, Turn
-from memory_assets.core.write_path.rules import MAX_FACT_CHARS, MAX_FACTS, MAX_SCAN_CHARS, RuleExtractor
+from memory_assets.core.write_path.rule_extractor import (
+    MAX_FACT_CHARS,
+    MAX_FACTS,
+    MAX_SCAN_CHARS,
+    RuleExtractor,
+)
 
 RULES = RuleExtractor()
 
