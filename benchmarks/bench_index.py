@@ -856,7 +856,7 @@ def bench_search(
         "a third query (the BM25 look-up of rows only the vector leg found, so every candidate has "
         "both scores), a full-text leg of 50 rows with their vectors, the date legs of questions "
         "naming a date; and, as before, the duplicate collapse, the tombstone filter, the cap and the "
-        "recall log (bench_retrieval.py and docs/design.md §5.7 time each piece)."
+        "recall log (bench_retrieval.py and design §5.7 time each piece)."
     )
     SUMMARY.append(
         (

@@ -1,4 +1,4 @@
-"""The reconcile, runner-owned (docs/design.md §5.8): retire what the dream folded, sweep, compact.
+"""The reconcile, runner-owned (design §5.8): retire what the dream folded, sweep, compact.
 
 1. **Retire superseded.** ``.state/superseded.txt`` holds the log facts the dream folded into
    pages, one a line. Each line is cleaned (a leading ``- [category] `` and a trailing tag group

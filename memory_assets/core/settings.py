@@ -282,7 +282,7 @@ def resolve_notebook_dir(root: Path, profile: str, explicit: str | Path | None =
     from the assistant's config (a relative host path is taken relative to the parent of the data
     directory, where the assistant's default ``.suzent/notebook`` volume points), falling back to
     ``<root>/notebook``. Measuring against a stale bootstrap skeleton instead of the mounted vault
-    is the mistake docs/design.md §3.3 records; every reader of the vault goes through this function.
+    is the mistake design §3.3 records; every reader of the vault goes through this function.
     """
     if explicit:
         return Path(explicit).expanduser().absolute()

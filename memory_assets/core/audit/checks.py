@@ -1,4 +1,4 @@
-"""The invariant checks (docs/design.md §7), as plain functions shared by the CLI and the asset checks.
+"""The invariant checks (design §7), as plain functions shared by the CLI and the asset checks.
 
 Each returns a ``CheckOutcome`` (``core/outcome.py``): whether it passed, how severe a failure is,
 a one-line summary, problem lines that each name the file or day and the fix, numbers for

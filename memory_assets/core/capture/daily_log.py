@@ -1,6 +1,6 @@
 """The capture tier's format: ``archive/YYYY-MM-DD.md`` daily logs (append-only).
 
-Compatible with existing users' files (docs/design.md §4.1)::
+Compatible with existing users' files (design §4.1)::
 
     # Daily Log - 2026-07-01
 

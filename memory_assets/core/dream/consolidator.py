@@ -1,4 +1,4 @@
-"""What a consolidator is given and what it reports (docs/design.md §5.9).
+"""What a consolidator is given and what it reports (design §5.9).
 
 A consolidator folds a batch of days' facts into the vault's pages: ``3_Personal/`` pages, one
 per category, one bullet per claim, with four outcomes (confirm, sharpen, supersede, add). It

@@ -1,4 +1,4 @@
-"""Whether the dream runs now, and on what: decided from persisted state only (docs/design.md §5.9).
+"""Whether the dream runs now, and on what: decided from persisted state only (design §5.9).
 
 The existing runner's gates, with its defaults as settings:
 

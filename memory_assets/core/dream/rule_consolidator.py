@@ -1,4 +1,4 @@
-"""The rule-based consolidator: the dream's deterministic default (docs/design.md §6.3).
+"""The rule-based consolidator: the dream's deterministic default (design §6.3).
 
 It folds a batch of log facts and the write path's confirmations into ``3_Personal/`` pages, one
 page per category (``knowledge/personal_pages.py``), one bullet per claim, with four outcomes. Every

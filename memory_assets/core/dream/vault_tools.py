@@ -54,7 +54,7 @@ MAX_GREP_FILE_BYTES = 2_000_000
 MAX_PATTERN_CHARS = 500
 MAX_SEARCH_RESULTS = 10
 MAX_HIT_CHARS = 600
-MIN_RETIRE_CHARS = 24  # the runner never tombstones a shorter line (docs/design.md §4.10)
+MIN_RETIRE_CHARS = 24  # the runner never tombstones a shorter line (design §4.10)
 ERROR_PREFIX = "error: "
 
 _LINE_PREFIX = re.compile(r"^\s*(?:-|\d+\.)\s*")  # a bullet, or a number the batch listing gave it

@@ -2,7 +2,7 @@
 
 LanceDB's synchronous ``Table`` hands every call to a background event loop and waits for it: a
 search built from it crossed threads about a dozen times (each query, its schema look-ups, the
-version check), which cost more than the queries themselves on two cores (docs/design.md §5.7).
+version check), which cost more than the queries themselves on two cores (design §5.7).
 A read that awaits ``AsyncTable`` queries inside one coroutine, run here on the caller's own
 thread, crosses no thread of ours and lets its independent queries run side by side.
 

@@ -31,7 +31,7 @@ Invariants:
   write is always seen).
 
 Failures: the store's own errors (a missing table, LanceDB) propagate to the caller, which
-decides what a failed read means (the per-turn writer reports it; docs/design.md §4.8, §5.6,
+decides what a failed read means (the per-turn writer reports it; design §4.8, §5.6,
 and the cache's row in §8.3's table of state files).
 """
 

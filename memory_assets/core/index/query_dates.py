@@ -26,7 +26,7 @@ a year there is the one nearest the fact's own date, since facts mention plans a
 events. Written here rather than taken from a parsing library: the ranking needs a window with
 its granularity (a day, a month, a week), not a point in time, and a phrase like "May I" must not
 read as a month; a general parser gives points, guesses on such words, and costs milliseconds a
-question (see docs/design.md §5.7).
+question (see design §5.7).
 """
 
 import calendar

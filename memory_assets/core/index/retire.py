@@ -105,7 +105,7 @@ def retire_texts(
 
 def clean_handoff_line(line: str) -> str:
     """A superseded.txt line as the dream wrote it, reduced to the fact's text: a leading
-    ``- [category] `` and a trailing backtick tag group are stripped (docs/design.md §4.10)."""
+    ``- [category] `` and a trailing backtick tag group are stripped (design §4.10)."""
     text = line.strip()
     if text.startswith("- ["):
         close = text.find("]")

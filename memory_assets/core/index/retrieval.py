@@ -1,6 +1,6 @@
 """Retrieval as a library call: hybrid (vector + full text) search with the lifecycle prior.
 
-Every candidate is scored on both legs (docs/design.md §5.7)::
+Every candidate is scored on both legs (design §5.7)::
 
     score = 1.0 * semantic + 0.03 * full_text + 0.3 * importance
           + 0.6  [the fact is dated in, or states a date in, a window the question names]
@@ -18,7 +18,7 @@ filtered to them makes the facts of those days candidates. Without an embedder i
 only, and full text takes the semantic weight too (1.03). The weights are ``Ranking``'s
 defaults, tuned on ``benchmarks/bench_retrieval.py``.
 
-What an assistant can rely on (docs/design.md §5.7):
+What an assistant can rely on (design §5.7):
 
 * near-duplicate hits (cosine >= 0.95 between returned rows) collapse into the best one, which
   carries how many it absorbed (``duplicates``), so a fact repeated on many days cannot fill the
@@ -76,7 +76,7 @@ DEFAULT_MAX_CHARS = 2000
 ANN_NPROBES = 20
 # Candidates re-ranked on full vectors. Every candidate's cosine is computed exactly below anyway,
 # but without the refine the 8-bit ANN brings other rows into the pool: on bench_retrieval's padded
-# table, recall@10 fell on multi-hop and temporal questions (docs/design.md §5.7).
+# table, recall@10 fell on multi-hop and temporal questions (design §5.7).
 ANN_REFINE = 5
 CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
@@ -101,7 +101,7 @@ LEGACY_COLUMNS = ["id", "content", "importance", "metadata", "created_at"]
 
 @dataclass(frozen=True)
 class Ranking:
-    """The ranking's weights and candidate depths (docs/design.md §5.7). The defaults were tuned on
+    """The ranking's weights and candidate depths (design §5.7). The defaults were tuned on
     ``benchmarks/bench_retrieval.py``; pass another ``Ranking`` to ``search`` to compare."""
 
     semantic: float = 1.0

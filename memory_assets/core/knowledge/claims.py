@@ -1,4 +1,4 @@
-"""How two claims compare: the one vocabulary the write path and the dream share (docs/design.md
+"""How two claims compare: the one vocabulary the write path and the dream share (design
 §5.6, §5.9).
 
 Three layers, each a pure function of its text (no I/O, no clock, no model):

@@ -1,6 +1,6 @@
 """``.state/confirmations.jsonl``: restatements the write path recognised instead of logging them.
 
-One JSON object a line (docs/design.md §4.10): ``ts``, ``content`` (the restatement), ``matched``
+One JSON object a line (design §4.10): ``ts``, ``content`` (the restatement), ``matched``
 (the recorded claim), ``source_type``, ``source_file``, ``similarity``, ``chat_id``. The write path
 appends (durably, under the file's writers' lock); the dream is shown the first N lines and
 afterwards removes exactly those N lines with an atomic rewrite under the same lock, so lines

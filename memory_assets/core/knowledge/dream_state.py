@@ -1,4 +1,4 @@
-"""``.state/dream_state.json``: the dream's pacing state, persisted (docs/design.md §4.10).
+"""``.state/dream_state.json``: the dream's pacing state, persisted (design §4.10).
 
 ``{"version": 1, "failures": {"<batch end>": n}, "last_attempt_at": ISO | null,
 "last_lint_attempt_at": ISO | null, "unconsolidated": ["YYYY-MM-DD", ...]}``

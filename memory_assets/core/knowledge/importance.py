@@ -1,4 +1,4 @@
-"""The lifecycle prior of an indexed row (docs/design.md §5.1), and the category-derived stale_after.
+"""The lifecycle prior of an indexed row (design §5.1), and the category-derived stale_after.
 
 * Daily-log rows: 0.5 (raw capture carries no lifecycle).
 * Vault and core-file chunks: 0.5 + min(0.25, 0.1 * ln n), n the largest confirmation count in

@@ -1,6 +1,6 @@
 """The ``3_Personal/`` page format: one page per fact category, one bullet per claim.
 
-A page, as the rule-based consolidator writes it (docs/design.md §4.9)::
+A page, as the rule-based consolidator writes it (design §4.9)::
 
     ---
     title: Preferences

@@ -5,7 +5,7 @@ Entries are appended, never rewritten (existing format)::
     ## [2026-08-20] ingest | daily logs  watermark=2026-08-19
     ## [2026-08-21] lint
 
-The watermark is the MAXIMUM date of all ``watermark=`` entries (docs/design.md §4.3), so a stray
+The watermark is the MAXIMUM date of all ``watermark=`` entries (design §4.3), so a stray
 older entry, for example one written by a manual ingest, cannot move it backwards.
 """
 

@@ -3,5 +3,5 @@
 ``process.py`` holds ``process_turn`` (recall known facts, extract, classify, append, reindex,
 refresh MEMORY.md); ``extraction.py`` the extractor interface, ``rule_extractor/`` the deterministic
 default extractor, ``chat_extractor.py`` the OpenAI-compatible one; ``classifier.py`` the
-confirm / revise / new decision (docs/design.md §5.6).
+confirm / revise / new decision (design §5.6).
 """

@@ -1,4 +1,4 @@
-"""Confirm, revise or new: what the write path does with each extracted fact (docs/design.md §5.6).
+"""Confirm, revise or new: what the write path does with each extracted fact (design §5.6).
 
 The comparison is lexical on purpose: the only band that changes behaviour is "practically the
 same sentence", which an edit-distance ratio measures well and a semantic score is too generous

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-# The extractor's categories (docs/design.md §4); a missing one is written "general".
+# The extractor's categories (design §4); a missing one is written "general".
 CATEGORIES = ("personal", "preference", "goal", "context", "technical", "interaction")
 
 

@@ -1,5 +1,5 @@
 """The per-turn MEMORY.md writer: after a turn with an important fact, the generated zone lists
-the index's best facts (docs/design.md §4.8, step 6 of §5.6).
+the index's best facts (design §4.8, step 6 of §5.6).
 
 ``refresh_from_index`` is deterministic, in three steps after one rule:
 

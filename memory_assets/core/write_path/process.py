@@ -1,4 +1,4 @@
-"""``process_turn``: the write path the assistant calls after each reply (docs/design.md §5.6).
+"""``process_turn``: the write path the assistant calls after each reply (design §5.6).
 
 (a) recall up to ``known_facts_limit`` known facts near the turn: best effort, under a time limit;
     any failure means extraction runs without them, and the result says so (invariant 5: a

@@ -1,4 +1,4 @@
-"""Every case of the importance rule (docs/design.md §5.1)."""
+"""Every case of the importance rule (design §5.1)."""
 
 import math
 from datetime import date

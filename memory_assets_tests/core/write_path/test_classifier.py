@@ -1,4 +1,4 @@
-"""The classifier, exactly as docs/design.md §5.6: it may recognise a repeat, never an update."""
+"""The classifier, exactly as design §5.6: it may recognise a repeat, never an update."""
 
 import string
 

@@ -32,7 +32,7 @@ How it works, in order:
 Every rule needs a first-person anchor (I, my, we, our, me), so a statement about someone else
 with no link to the user ("Ana lives in Lisbon") yields nothing. ``known`` facts are ignored:
 the rules do not try to recognise repeats; the classifier downstream compares each fact with
-what memory holds and records a plain repeat as a confirmation (docs/design.md §5.6).
+what memory holds and records a plain repeat as a confirmation (design §5.6).
 
 Deterministic: the same turn always gives the same facts, in the order stated.
 """
