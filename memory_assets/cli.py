@@ -264,8 +264,7 @@ def _process(args: argparse.Namespace, turn: Any, extractor: Any) -> dict[str, A
 
 
 def cmd_write_turn(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.chat_extractor import make_extractor
-    from memory_assets.core.write_path.extraction import Turn
+    from memory_assets.core.write_path.extraction import Turn, make_extractor
 
     turn = Turn(args.user, args.assistant or "", args.chat_id, args.at)
     return _process(args, turn, make_extractor(_settings(args)))
@@ -279,7 +278,7 @@ def cmd_remember(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.chat_extractor import make_extractor
+    from memory_assets.core.write_path.extraction import make_extractor
     from memory_assets.core.write_path.ingest import ingest_transcripts
 
     home = _home(args)

@@ -7,21 +7,18 @@
 
 It never raises into the write: an HTTP error, a timeout, an answer that is not JSON or not of
 that shape makes it return what its fallback extractor (the rules) finds instead, with the
-reason in ``Extraction.fallback``. ``make_extractor(settings)`` picks the chat extractor when
-``MEMORY_LLM_URL`` is set, else the rule-based default.
+reason in ``Extraction.fallback``. ``extraction.make_extractor(settings)`` picks the chat
+extractor when ``MEMORY_LLM_URL`` is set, else the rule-based default.
 """
 
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memory_assets.core.models.language_model import ChatClient, LanguageModelError, make_chat_client
+from memory_assets.core.models.language_model import ChatClient, LanguageModelError
 from memory_assets.core.text import excerpt
 from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extraction, Extractor, Turn
-
-if TYPE_CHECKING:
-    from memory_assets.core.settings import Settings
 
 DEFAULT_CATEGORY = "general"
 DEFAULT_IMPORTANCE = 0.5
@@ -202,17 +199,6 @@ class ChatExtractor:
         result.fallback = reason
         result.warnings[:0] = warnings
         return result
-
-
-def make_extractor(settings: "Settings") -> Extractor:
-    """``ChatExtractor`` over ``make_chat_client(settings)`` (falling back to the rules) when
-    ``MEMORY_LLM_URL`` is set, else the rule-based ``RuleExtractor``. A URL without a model raises
-    ``LanguageModelError`` (a configuration error is loud; only a call's failure falls back)."""
-    from memory_assets.core.write_path.rule_extractor import RuleExtractor  # lazy: may import heavier code
-
-    client = make_chat_client(settings)
-    rules = RuleExtractor()
-    return rules if client is None else ChatExtractor(client, rules)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
