@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_assets.core.knowledge.categories import CATEGORIES, EXTRACTED
 from memory_assets.core.models.language_model import ChatClient, LanguageModelError
 from memory_assets.core.text import excerpt
-from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extraction, Extractor, Turn
+from memory_assets.core.write_path.extraction import ExtractedFact, Extraction, Extractor, Turn
 
 DEFAULT_CATEGORY = "general"
 DEFAULT_IMPORTANCE = 0.5
@@ -30,15 +31,6 @@ REASON_CHARS = 1000  # a fallback's reason, on one line
 MAX_USER_CHARS = 12_000
 MAX_ASSISTANT_CHARS = 4_000
 KNOWN_HEADING = "## Already in memory"
-
-_CATEGORY_MEANINGS = {
-    "personal": "who the user is: name, age, home, work, family, friends, health",
-    "preference": "likes, dislikes, and how the user wants things done or answered",
-    "goal": "plans, projects, ambitions and their deadlines",
-    "context": "the user's current situation or circumstances that will matter for a while",
-    "technical": "languages, tools, systems, setups and skills the user works with",
-    "interaction": "how the user likes to work with the assistant",
-}
 
 SYSTEM_PROMPT = (
     "You maintain the long-term memory of a personal assistant. You read one conversation turn and "
@@ -63,7 +55,7 @@ SYSTEM_PROMPT = (
     '{"facts": [{"content": "<the fact>", "category": "<category>", "importance": <0 to 1>, '
     '"tags": ["<keyword>", "<keyword>"]}]}\n'
     "- category, exactly one of:\n"
-    + "".join(f"  - {name}: {_CATEGORY_MEANINGS.get(name, name)}\n" for name in CATEGORIES)
+    + "".join(f"  - {c.name}: {c.meaning}\n" for c in CATEGORIES if c.meaning)
     + "- importance: 0.8 or more for facts that define the user or must never be forgotten, "
     "0.5 to 0.8 for useful ones, below 0.5 for minor ones.\n"
     "- tags: 2 to 4 short lower-case keywords.\n"
@@ -206,7 +198,7 @@ def _category(value: Any, where: str, warnings: list[str]) -> str:
     if value is None or (isinstance(value, str) and not value.strip()):
         return DEFAULT_CATEGORY
     name = value.strip().lower() if isinstance(value, str) else ""
-    if name in CATEGORIES:
+    if name in EXTRACTED:
         return name
     warnings.append(
         f"{where}: unknown category {excerpt(str(value), QUOTE_CHARS)!r}, written as {DEFAULT_CATEGORY!r}"

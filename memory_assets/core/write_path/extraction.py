@@ -15,9 +15,6 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from memory_assets.core.settings import Settings
 
-# The extractor's categories (design §4); a missing one is written "general".
-CATEGORIES = ("personal", "preference", "goal", "context", "technical", "interaction")
-
 
 @dataclass(frozen=True)
 class Turn:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from memory_assets.core.knowledge.categories import EXTRACTED
 from memory_assets.core.models.language_model import ChatClient
 from memory_assets.core.write_path.chat_extractor import (
     KNOWN_HEADING,
@@ -20,7 +21,7 @@ from memory_assets.core.write_path.chat_extractor import (
     build_user_prompt,
     parse_facts,
 )
-from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extraction, Turn
+from memory_assets.core.write_path.extraction import ExtractedFact, Extraction, Turn
 from memory_assets_tests.core.models.test_language_model import (
     SECRET,
     Answer,
@@ -137,7 +138,7 @@ def test_valid_facts_come_back_and_the_request_carries_turn_known_facts_and_rule
 
 
 def test_the_system_prompt_asks_for_terse_facts_in_the_known_categories() -> None:
-    for name in CATEGORIES:
+    for name in EXTRACTED:
         assert f"- {name}: " in SYSTEM_PROMPT
     for phrase in ("third person", "small talk", "questions", "the assistant said", "JSON", "2 to 4"):
         assert phrase in SYSTEM_PROMPT

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_assets.core.capture.daily_log import LogFact, format_fact_line, parse_fact_line
-from memory_assets.core.write_path.extraction import CATEGORIES, ExtractedFact, Extractor, Turn
+from memory_assets.core.knowledge.categories import EXTRACTED
+from memory_assets.core.write_path.extraction import ExtractedFact, Extractor, Turn
 from memory_assets.core.write_path.rule_extractor import (
     MAX_FACT_CHARS,
     MAX_FACTS,
@@ -322,7 +323,7 @@ def test_any_text_never_raises_and_gives_well_formed_facts(text: str) -> None:
     result = RULES.extract(Turn(text))
     for fact in result.facts:
         assert fact.content and len(fact.content) <= MAX_FACT_CHARS
-        assert fact.category in CATEGORIES
+        assert fact.category in EXTRACTED
         assert 0.0 <= fact.importance <= 1.0
         assert "\x00" not in fact.content
         fact.content.encode("utf-8")  # no lone surrogate survives
