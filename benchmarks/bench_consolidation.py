@@ -30,7 +30,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from _common import log, table
-from make_consolidation_home import generate
+from fixtures.make_consolidation_home import generate
 from memory_assets.core.audit.measurement import measure_home
 from memory_assets.core.dream.consolidator import make_consolidator
 from memory_assets.core.dream.runner import run_dream
@@ -55,7 +55,7 @@ def holds(hit: Hit, fact: str) -> bool:
 
 
 def planted_texts(truth: dict) -> list[str]:
-    from make_consolidation_home import PLANTED, REVERSALS
+    from fixtures.make_consolidation_home import PLANTED, REVERSALS
 
     return [t for p in PLANTED for t in (p.plain, p.vague, p.sharp)] + [
         t for _, o, n in REVERSALS for t in (o, n)

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_extraction.py [--corpus benchmarks/extraction_corpus.jsonl]
+    .venv/bin/python benchmarks/bench_extraction.py [--corpus benchmarks/data/extraction_corpus.jsonl]
 
 It runs the extractor over the shipped corpus (``make_extraction_corpus.py`` writes it: first-person
 statements with the facts they should give, and non-statements that should give none) and prints,
@@ -43,7 +43,7 @@ from _common import table  # noqa: E402
 from memory_assets.core.write_path.extraction import ExtractedFact, Turn  # noqa: E402
 from memory_assets.core.write_path.rule_extractor import MAX_SCAN_CHARS, RuleExtractor  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent / "extraction_corpus.jsonl"
+CORPUS = Path(__file__).resolve().parent / "data" / "extraction_corpus.jsonl"
 RECALL_TARGET = 0.85
 FP_TARGET = 0.05
 

@@ -34,7 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from _common import fact_sentences, latency_ms, log, percentile, query_sentences, table, vary
+from _common import latency_ms, log, percentile, table
+
+from fixtures.sentences import fact_sentences, query_sentences, vary
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs, read_daily_log
 from memory_assets.core.models.embedder import Embedder, shared_embedder
 from memory_assets.core.ops.status import init_home

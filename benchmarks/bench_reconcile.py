@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from _common import log, table
-from make_consolidation_home import generate
+from fixtures.make_consolidation_home import generate
 from memory_assets.core.capture.daily_log import list_logs, read_daily_log
 from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer

@@ -55,8 +55,9 @@ from typing import Any
 
 import numpy as np
 
-import baseline_retrieval
-from _common import fact_sentences, log, percentile, table, vary
+from baselines import retrieval_before_ranking as baseline_retrieval
+from _common import log, percentile, table
+from fixtures.sentences import fact_sentences, vary
 from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.models.embedder import Embedder, shared_embedder

@@ -33,7 +33,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from _common import fact_sentences, log, percentile, table
+from _common import log, percentile, table
+
+from fixtures.sentences import fact_sentences
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.models.embedder import shared_embedder

@@ -44,7 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import fact_sentences, log, percentile, table
+from _common import log, percentile, table
+
+from fixtures.sentences import fact_sentences
 from bench_index import synth_rows
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.models.embedder import shared_embedder
@@ -58,7 +60,7 @@ from memory_assets.core.write_path.rule_extractor import RuleExtractor
 from memory_assets.core.index.freshness import FRAGMENTS_SOFT
 from memory_assets.core.settings import Settings
 
-CORPUS = Path(__file__).parent / "extraction_corpus.jsonl"
+CORPUS = Path(__file__).parent / "data" / "extraction_corpus.jsonl"
 TARGET_MS = 20.0
 
 
