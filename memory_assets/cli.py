@@ -264,7 +264,8 @@ def _process(args: argparse.Namespace, turn: Any, extractor: Any) -> dict[str, A
 
 
 def cmd_write_turn(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.extraction import Turn, make_extractor
+    from memory_assets.core.write_path.extraction import Turn
+    from memory_assets.core.write_path.extractor_choice import make_extractor
 
     turn = Turn(args.user, args.assistant or "", args.chat_id, args.at)
     return _process(args, turn, make_extractor(_settings(args)))
@@ -278,7 +279,7 @@ def cmd_remember(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.extraction import make_extractor
+    from memory_assets.core.write_path.extractor_choice import make_extractor
     from memory_assets.core.write_path.ingest import ingest_transcripts
 
     home = _home(args)
@@ -296,7 +297,7 @@ def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_dream(args: argparse.Namespace) -> Any:
-    from memory_assets.core.dream.consolidator import make_consolidator
+    from memory_assets.core.dream.consolidator_choice import make_consolidator
     from memory_assets.core.ops.dream import dream_then_reconcile
 
     home = _home(args)

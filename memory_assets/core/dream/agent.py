@@ -1,6 +1,6 @@
 """The agent consolidator: a chat model folds a batch into the vault through confined file tools.
 
-Selected by ``MEMORY_DREAM_CONSOLIDATOR=agent`` (``consolidator.make_consolidator``); the rule-based
+Selected by ``MEMORY_DREAM_CONSOLIDATOR=agent`` (``consolidator_choice.make_consolidator``); the rule-based
 consolidator stays the default. ``AgentConsolidator.consolidate`` runs a tool-calling loop over the
 OpenAI chat-completions protocol (``ChatClient.chat_tools``): the system prompt states the vault's
 rules, the first user message carries the batch (its log facts, the confirmations, the revisit

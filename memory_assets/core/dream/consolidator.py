@@ -6,9 +6,8 @@ writes pages only; the runner owns everything else (the watermark, the counters,
 ``superseded.txt`` hand-off, which it writes from ``folded``, the confirmations' truncation,
 MEMORY.md).
 
-``make_consolidator`` chooses between the two implementations (``settings.dream_consolidator``):
-the rule-based default (``rule_consolidator.py``) or the agent (``agent.py``). Both import this
-module for its types, so it imports them lazily, only the one it builds.
+Two implementations: the rule-based default (``rule_consolidator.py``) and the agent
+(``agent.py``); ``consolidator_choice.make_consolidator`` picks one (``settings.dream_consolidator``).
 """
 
 from collections import Counter
@@ -17,7 +16,6 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from memory_assets.core.knowledge.confirmations import Confirmation
-from memory_assets.core.settings import SettingsError
 
 if TYPE_CHECKING:
     from memory_assets.core.settings import Settings
@@ -63,24 +61,3 @@ class Consolidator(Protocol):
         """Fold ``batch`` into the vault. Raise (or report no change) on failure: the runner
         then counts a failed attempt and leaves the watermark where it is."""
         ...
-
-
-def make_consolidator(settings: "Settings") -> Consolidator:
-    """The consolidator ``settings.dream_consolidator`` names: ``agent`` (a configured chat model
-    is then required) or the rule-based default."""
-    if settings.dream_consolidator == "agent":
-        from memory_assets.core.models.language_model import make_chat_client
-
-        client = make_chat_client(settings)
-        if client is None:
-            raise SettingsError(
-                "MEMORY_DREAM_CONSOLIDATOR=agent needs a chat model with tool calling: set MEMORY_LLM_URL "
-                "(an OpenAI-compatible base URL such as http://127.0.0.1:11434/v1) and MEMORY_LLM_MODEL, "
-                "or unset MEMORY_DREAM_CONSOLIDATOR to use the rule-based consolidator"
-            )
-        from memory_assets.core.dream.agent import AgentConsolidator
-
-        return AgentConsolidator(client, settings)
-    from memory_assets.core.dream.rule_consolidator import RuleConsolidator
-
-    return RuleConsolidator()

@@ -7,7 +7,7 @@
 
 It never raises into the write: an HTTP error, a timeout, an answer that is not JSON or not of
 that shape makes it return what its fallback extractor (the rules) finds instead, with the
-reason in ``Extraction.fallback``. ``extraction.make_extractor(settings)`` picks the chat
+reason in ``Extraction.fallback``. ``extractor_choice.make_extractor(settings)`` picks the chat
 extractor when ``MEMORY_LLM_URL`` is set, else the rule-based default.
 """
 

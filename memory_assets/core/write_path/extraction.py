@@ -3,8 +3,7 @@
 Two implementations share the ``Extractor`` interface: ``rule_extractor.RuleExtractor`` (the
 deterministic default, no model) and ``chat_extractor.ChatExtractor`` (an OpenAI-compatible chat
 endpoint, falling back to the rules on any failure, never raising into the write).
-``make_extractor(settings)`` chooses between them: the chat extractor when ``MEMORY_LLM_URL`` is
-set, else the rule-based default.
+``extractor_choice.make_extractor(settings)`` chooses between them.
 """
 
 from collections.abc import Sequence
@@ -13,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from memory_assets.core.settings import Settings
+    pass
 
 
 @dataclass(frozen=True)
@@ -64,18 +63,3 @@ class GivenFacts:
 
     def extract(self, turn: Turn, known: Sequence[str] = ()) -> Extraction:
         return Extraction(facts=list(self.facts), extractor=self.name)
-
-
-def make_extractor(settings: "Settings") -> Extractor:
-    """``ChatExtractor`` over ``make_chat_client(settings)`` (falling back to the rules) when
-    ``MEMORY_LLM_URL`` is set, else the rule-based ``RuleExtractor``. A URL without a model raises
-    ``LanguageModelError`` (a configuration error is loud; only a call's failure falls back)."""
-    # Lazy: both implementations import this module (a circle at import time otherwise), and the
-    # chat client's HTTP stack is loaded only when something asks for an extractor.
-    from memory_assets.core.models.language_model import make_chat_client
-    from memory_assets.core.write_path.chat_extractor import ChatExtractor
-    from memory_assets.core.write_path.rule_extractor import RuleExtractor
-
-    client = make_chat_client(settings)
-    rules = RuleExtractor()
-    return rules if client is None else ChatExtractor(client, rules)

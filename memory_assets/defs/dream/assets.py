@@ -4,7 +4,8 @@ import warnings
 
 import dagster as dg
 
-from memory_assets.core.dream.consolidator import Consolidator, make_consolidator
+from memory_assets.core.dream.consolidator import Consolidator
+from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.external import daily_logs

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from memory_assets.core.write_path.extraction import make_extractor
+from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.ingest import ingest_transcripts
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.write_path.external import transcripts

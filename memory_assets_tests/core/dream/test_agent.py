@@ -9,9 +9,7 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import time
-import types
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -25,14 +23,14 @@ from memory_assets.core.dream.agent import (
     AgentConsolidatorError,
     build_first_message,
 )
-from memory_assets.core.dream.consolidator import Batch, BatchFact, make_consolidator
+from memory_assets.core.dream.consolidator import Batch, BatchFact
 from memory_assets.core.dream.vault_tools import VaultTools, glob_regex
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import flush_recalls
 from memory_assets.core.knowledge.confirmations import Confirmation
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.models.language_model import AssistantMessage, ChatClient, ToolCall
-from memory_assets.core.settings import Settings, SettingsError
+from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 from memory_assets_tests.core.models.test_language_model import Answer, ChatServer, completion
 
@@ -517,31 +515,6 @@ def test_memory_search_reads_the_index_and_logs_no_recall(
     assert found.splitlines()[1].startswith(f"- [notebook {PAGE}]") and "metric units" in found
     flush_recalls()
     assert not settings.recall_log_path.exists()
-
-
-# -- choosing the consolidator ----------------------------------------------------------------------
-def test_make_consolidator_needs_a_chat_model_for_the_agent(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    with pytest.raises(SettingsError) as info:
-        make_consolidator(dataclasses.replace(settings, dream_consolidator="agent"))
-    assert "MEMORY_LLM_URL" in str(info.value) and "MEMORY_LLM_MODEL" in str(info.value)
-    chosen = make_consolidator(
-        dataclasses.replace(
-            settings, dream_consolidator="agent", llm_url="http://127.0.0.1:9/v1", llm_model="m"
-        )
-    )
-    assert isinstance(chosen, AgentConsolidator) and chosen.name == "agent:m"
-
-    class FakeRules:
-        name = "rules"
-
-    monkeypatch.setitem(
-        sys.modules,
-        "memory_assets.core.dream.rule_consolidator",
-        types.SimpleNamespace(RuleConsolidator=FakeRules),
-    )
-    assert isinstance(make_consolidator(settings), FakeRules)  # the default, imported only then
 
 
 def test_rollback_restores_what_the_run_wrote_but_never_a_page_changed_since(settings: Settings) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from memory_assets.core.settings import Settings
 from memory_assets.core.write_path.chat_extractor import ChatExtractor
-from memory_assets.core.write_path.extraction import make_extractor
+from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets_tests.core.models.test_language_model import SECRET, ChatServer
 from memory_assets_tests.core.write_path.test_chat_extractor import (
     GOOD_FACTS,
