@@ -92,7 +92,9 @@ def decide(
     ``lint_only`` asks for a lint whatever is pending (still only when one is due, unless forced)."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     today = now.date()
-    watermark = read_watermark(settings.log_md)
+    logs = list_logs(settings.archive_dir)
+    # A watermark dated today or later, or after every log, is refused (WatermarkError).
+    watermark = read_watermark(settings.log_md, today, logs[-1][0] if logs else None)
     fresh, skipped = pending_days(settings, state, today, watermark)
     pending = fresh + skipped
     if (

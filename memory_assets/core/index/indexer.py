@@ -198,7 +198,16 @@ class Indexer:
         return self._cached(self.settings.tombstones_path, read_tombstones)
 
     def watermark(self) -> date | None:
-        return self._cached(self.settings.log_md, read_watermark)
+        """The watermark; ``WatermarkError`` (naming log.md's line and the fix) for an entry dated
+        today or later, or after the newest daily log, so one bad line never drops every log's rows."""
+        return self._cached(self.settings.log_md, self._read_watermark)
+
+    def _read_watermark(self, path: Path) -> date | None:
+        logs = list_logs(self.settings.archive_dir)
+        # The clock, not only self.today: a long-lived indexer must not refuse a watermark the
+        # dream set after midnight.
+        today = max(self.today, datetime.now(UTC).date())
+        return read_watermark(path, today, logs[-1][0] if logs else None)
 
     def unconsolidated(self) -> frozenset[date]:
         """Days the dream skipped: they keep their rows whatever the watermark says."""

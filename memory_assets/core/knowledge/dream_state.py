@@ -22,7 +22,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from memory_assets.core.durable import file_lock, write_atomic
-from memory_assets.core.knowledge.watermark import read_last_lint_date, read_skipped_days, read_watermark
+from memory_assets.core.knowledge.watermark import (
+    WatermarkError,
+    read_last_lint_date,
+    read_skipped_days,
+    read_watermark,
+)
 
 STATE_VERSION = 1
 
@@ -81,7 +86,10 @@ def _rebuilt(path: Path, log_md: Path, why: str, repair: bool) -> DreamState:
         except OSError:
             pass
     lint = read_last_lint_date(log_md)
-    watermark = read_watermark(log_md)
+    try:
+        watermark: date | str | None = read_watermark(log_md)
+    except WatermarkError:  # the readers that use the watermark report it; here it only names it
+        watermark = "refused (see log.md)"
     skipped = read_skipped_days(log_md)
     state = DreamState(
         last_lint_attempt_at=datetime(lint.year, lint.month, lint.day, tzinfo=UTC) if lint else None,

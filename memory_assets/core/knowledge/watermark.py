@@ -7,10 +7,18 @@ Entries are appended, never rewritten (existing format)::
 
 The watermark is the MAXIMUM date of all ``watermark=`` entries (design §4.3), so a stray
 older entry, for example one written by a manual ingest, cannot move it backwards.
+
+Because the maximum wins, one bad entry would mark every daily log up to its date as folded,
+and the index drops the rows of folded days. So ``read_watermark`` refuses an entry that cannot
+be right: dated today or later (the dream never consolidates today's log, which is still being
+written), or later than the newest daily log when the caller names it (the dream only advances
+to a day whose log it read). The ``WatermarkError`` names ``log.md``'s line and the fix; the
+commands that index or consolidate stop on it before changing anything, ``check`` fails on it
+and ``status`` reports it.
 """
 
 import re
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from memory_assets.core.durable import append_durable
@@ -30,10 +38,47 @@ def _dates(pattern: re.Pattern[str], text: str) -> list[date]:
     return found
 
 
-def read_watermark(log_md: Path) -> date | None:
+class WatermarkError(ValueError):
+    """A ``watermark=`` entry of ``log.md`` that cannot be right; the message names its line and the fix."""
+
+
+def read_watermark(log_md: Path, today: date | None = None, newest_log: date | None = None) -> date | None:
+    """The watermark: the latest ``watermark=`` date of ``log_md`` (None without one).
+
+    Raises ``WatermarkError`` for an entry dated ``today`` (UTC by default) or later, or later
+    than ``newest_log`` (the newest daily log's day, when the caller knows it)."""
     if not log_md.exists():
         return None
-    return max(_dates(WATERMARK_RE, read_text(log_md).text), default=None)
+    text = read_text(log_md).text
+    today = today or datetime.now(UTC).date()
+    found: date | None = None
+    for m in WATERMARK_RE.finditer(text):
+        try:
+            day = date.fromisoformat(m.group(1))
+        except ValueError:
+            continue
+        if day >= today:
+            why = f"is {'today' if day == today else 'later than today'} ({today})"
+            because = (
+                "The dream never consolidates today's log (it is still being written), so the entry is "
+                "a mistake that would take every daily log up to that day, today's included, out of the index"
+            )
+        elif newest_log is not None and day > newest_log:
+            why = f"is later than the newest daily log ({newest_log.isoformat()}.md)"
+            because = (
+                "The dream only advances the watermark to a day whose log it read, so the entry is a "
+                "mistake (or that day's daily log was deleted: restore it)"
+            )
+        else:
+            found = day if found is None or day > found else found
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        raise WatermarkError(
+            f"{log_md} line {line}: watermark={day.isoformat()} {why}; fix: correct the date on that line "
+            f"to the last day the dream consolidated, or delete the line. {because}. The index and the "
+            "vault were left as they are."
+        )
+    return found
 
 
 def read_last_lint_date(log_md: Path) -> date | None:

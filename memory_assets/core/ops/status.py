@@ -6,7 +6,7 @@ from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.knowledge.vault import bootstrap_vault, list_pages
-from memory_assets.core.knowledge.watermark import read_watermark
+from memory_assets.core.knowledge.watermark import WatermarkError, read_watermark
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 
@@ -27,7 +27,11 @@ def init_home(settings: Settings) -> list[Path]:
 
 def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
     logs = list_logs(settings.archive_dir)
-    wm = read_watermark(settings.log_md)
+    try:
+        wm = read_watermark(settings.log_md, newest_log=logs[-1][0] if logs else None)
+        wm_error = None
+    except WatermarkError as exc:  # reported, not fatal: status describes the home as it is
+        wm, wm_error = None, str(exc)
     stats = store.stats()
     by_type: dict[str, int] = {}
     if stats.legacy:  # read as it is: reads never migrate (run `memory-assets migrate`)
@@ -46,6 +50,7 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         "first_log": logs[0][0].isoformat() if logs else None,
         "last_log": logs[-1][0].isoformat() if logs else None,
         "watermark": wm.isoformat() if wm else None,
+        **({"watermark_error": wm_error} if wm_error else {}),
         "pending_logs": sum(1 for d, _ in logs if wm is None or d > wm),
         "vault_pages": len(list_pages(settings.notebook_dir)),
         "tombstones": len(read_tombstones(settings.tombstones_path).contents),
@@ -57,17 +62,25 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         "index_needs_migration": stats.legacy,
         "embedding_model": store.model(),
         "vector_width": store.vector_width(),
-        **_dream_status(settings),
+        **_dream_status(settings, wm_error),
     }
 
 
-def _dream_status(settings: Settings) -> dict[str, object]:
-    """The dream's part of ``status``: what it would do now and why, read-only."""
+def _dream_status(settings: Settings, wm_error: str | None = None) -> dict[str, object]:
+    """The dream's part of ``status``: what it would do now and why, read-only. A refused
+    watermark makes the next dream ``refused``, with the error as its reason."""
     from datetime import UTC, datetime
 
     from memory_assets.core.dream.batch import revisit_queue
     from memory_assets.core.dream.runner import next_dream
 
+    if wm_error is not None:
+        return {
+            "pending_days": [],
+            "unconsolidated_days": [],
+            "next_dream": {"kind": "refused", "reason": wm_error, "days": []},
+            "revisit_queue": revisit_queue(settings, datetime.now(UTC).date()),
+        }
     nxt = next_dream(settings)
     return {
         "pending_days": nxt["pending"],
