@@ -36,7 +36,8 @@ from memory_assets.core.dream.consolidator import make_consolidator
 from memory_assets.core.dream.runner import run_dream
 from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import Hit, search
+from memory_assets.core.index.ranking import Hit
+from memory_assets.core.index.retrieval import search
 from memory_assets.core.knowledge.claims import similarity
 from memory_assets.core.settings import Settings
 

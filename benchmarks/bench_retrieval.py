@@ -64,13 +64,12 @@ from memory_assets.core.models.embedder import Embedder, shared_embedder
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.ranking import RANKING, Ranking
 from memory_assets.core.index.retrieval import (
     ANN_NPROBES,
     ANN_REFINE,
     COLUMNS,
-    RANKING,
     _FTS_SAFE,
-    Ranking,
     search,
 )
 from memory_assets.core.index.rows import IndexRow
@@ -693,7 +692,7 @@ def recall_table(rows: list[tuple[str, Recall]], before: Recall) -> str:
 
 GRID: dict[str, list[Any]] = {
     "semantic": [0.55, 0.7, 0.85, 1.0],
-    "full_text": [0.03, 0.05, 0.1, 0.15, 0.3],
+    "bm25": [0.03, 0.05, 0.1, 0.15, 0.3],
     "date": [0.1, 0.2, 0.3, 0.4, 0.6],
     "recency": [0.05, 0.1, 0.15, 0.2, 0.4],
     "recency_half_life_days": [15.0, 30.0, 90.0],
@@ -708,7 +707,7 @@ def tune(home: Home) -> None:
     # is not searched: every row here is a log row (0.5), so it moves every score alike; it is set
     # to keep its old strength relative to the semantic weight (0.2 / 0.7 = 0.3 / 1.0, the scale
     # the search settles on).
-    start_from = Ranking(semantic=0.7, full_text=0.3, importance=0.3, date=0.3, recency=0.1, hop=0.0)
+    start_from = Ranking(semantic=0.7, bm25=0.3, importance=0.3, date=0.3, recency=0.1, hop=0.0)
     first = evaluate(home, ranked(start_from))
     best, best_key = start_from, (macro(first), macro(first, "@1"))
     log(f"tuning from {start_from}: macro recall@10 {best_key[0]:.2f}")

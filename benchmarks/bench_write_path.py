@@ -389,8 +389,8 @@ FLOOR_QUERIES = 30
 
 def full_text_floor(store: MemoryStore, settings: Settings, statements: list[str]) -> dict[str, list[float]]:
     """The recall's query at this moment: LanceDB's full-text query (k=10) on the turns' first
-    messages, and ``full_text`` exactly as the write path's recall calls it."""
-    from memory_assets.core.index.retrieval import full_text
+    messages, and ``keyword_search`` exactly as the write path's recall calls it."""
+    from memory_assets.core.index.retrieval import keyword_search
     from memory_assets.core.write_path.process import RECALL_QUERY_CHARS
 
     tbl = store.table()
@@ -402,7 +402,7 @@ def full_text_floor(store: MemoryStore, settings: Settings, statements: list[str
         tbl.search(words, query_type="fts").limit(10).to_arrow()
         out["full-text query, k=10"].append((time.perf_counter() - start) * 1000)
         start = time.perf_counter()
-        full_text(store, query, settings=settings, limit=settings.known_facts_limit)
+        keyword_search(store, query, settings=settings, limit=settings.known_facts_limit)
         out["recall's full_text()"].append((time.perf_counter() - start) * 1000)
     return out
 

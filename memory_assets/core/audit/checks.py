@@ -34,7 +34,8 @@ from memory_assets.core.capture.ledger import (
     verify,
 )
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import DUPLICATE_COSINE, search
+from memory_assets.core.index.ranking import DUPLICATE_COSINE
+from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import (
     MAX_FRAGMENTS,
     MAX_VERSIONS,

@@ -1,84 +1,69 @@
-"""Retrieval as a library call: hybrid (vector + full text) search with the lifecycle prior.
+"""Retrieval as a library call: hybrid (vector + full text) search, and the write path's keyword search.
 
-Every candidate is scored on both legs (design §5.7)::
+``search`` runs its legs, LanceDB queries awaited side by side in one coroutine
+(``async_reads``): a full-text leg max(5 x limit, 50) rows deep and a vector leg max(4 x limit,
+20) deep; a question that names dates (``query_dates.py``) adds a leg of each kind filtered to
+those windows (max(4 x limit, 20) each), so a fact of that day is a candidate whatever its words.
+The candidates are then scored, lifted by the second hop and collapsed (``ranking.py``, which
+states the score), and given their neighbouring lines when asked (``context.py``).
 
-    score = 1.0 * semantic + 0.03 * full_text + 0.3 * importance
-          + 0.6  [the fact is dated in, or states a date in, a window the question names]
-          + 0.3  [it names what the best hit names and the question does not: the second hop]
-          + 0.2 * recency           (only when the question asks about the current state)
+What an assistant can rely on (design §5.7), besides what the ranking and the context state:
 
-``semantic`` is the cosine of the query and the row's stored vector, computed for every candidate
-whichever leg found it; ``full_text`` is the row's BM25 score for the query divided by the query's
-best, looked up for the rows the full-text leg did not return (0 only when the row shares no term
-with the query). The full-text leg has its own candidate depth, max(5 x limit, 50); the vector
-leg's is max(4 x limit, 20). ``recency`` is ``0.5 ** (age / 90 days)`` of the FACT (its log date
-or the page's ``updated``); on any other question it only breaks ties. Dates in the question ("on
-12 May", "in March 2026", "last week") are windows (``query_dates.py``), and a leg of each kind
-filtered to them makes the facts of those days candidates. Without an embedder it is full-text
-only, and full text takes the semantic weight too (1.03). The weights are ``Ranking``'s
-defaults, tuned on ``benchmarks/bench_retrieval.py``.
-
-What an assistant can rely on (design §5.7):
-
-* near-duplicate hits (cosine >= 0.95 between returned rows) collapse into the best one, which
-  carries how many it absorbed (``duplicates``), so a fact repeated on many days cannot fill the
-  top k;
-* ``context=N`` brings each hit's neighbouring lines from the same log block (or page section,
-  or MEMORY.md zone), each scored like a hit: a neighbour that outscores a returned hit is
-  returned as a hit of its own, and no line is ever both a hit and context;
 * each content is cut to ``Settings.search_max_chars`` (``truncated: true`` when it was);
 * tombstoned content is filtered at query time, so forgetting is immediate, not up to the next
   reindex;
 * an index that was never built, or is empty, raises ``EmptyIndexError`` naming ``reindex``;
 * a query vector of another width than the table's raises ``VectorWidthMismatch`` naming the fix.
 
+``keyword_search`` is the write path's recall of known facts: one BM25 query and nothing else.
+
 The read path never writes to the index and never migrates a table: an assistant-era table is
-searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotated by size).
+searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotated by size),
+written by one background thread off the caller's path (best effort); ``flush_recalls`` waits for
+the writes logged so far.
 """
 
 import asyncio
 import re
 import threading
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.async_reads import run
-from memory_assets.core.index.query_dates import (
-    DateWindow,
-    asks_current_state,
-    content_windows,
-    query_windows,
+from memory_assets.core.index.context import _with_context
+from memory_assets.core.index.query_dates import DateWindow, asks_current_state, query_windows
+from memory_assets.core.index.ranking import (
+    RANKING,
+    Hit,
+    Ranking,
+    _and,
+    _collapse,
+    _legacy_row,
+    _matrix,
+    _Scored,
+    _Scorer,
+    _second_hop,
+    _sort_key,
 )
-from memory_assets.core.index.store import (
-    MemoryStore,
-    ReadFacts,
-    StoreError,
-    id_in,
-    quote,
-)
+from memory_assets.core.index.store import MemoryStore, ReadFacts, StoreError, quote
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import LEGACY_SOURCE_TYPE
-from memory_assets.core.text import json_object
 
-DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
 DEFAULT_MAX_CHARS = 2000
 ANN_NPROBES = 20
-# Candidates re-ranked on full vectors. Every candidate's cosine is computed exactly below anyway,
-# but without the refine the 8-bit ANN brings other rows into the pool: on bench_retrieval's padded
-# table, recall@10 fell on multi-hop and temporal questions (design §5.7).
+# Candidates re-ranked on full vectors. Every candidate's cosine is computed exactly in the ranking
+# anyway, but without the refine the 8-bit ANN brings other rows into the pool: on bench_retrieval's
+# padded table, recall@10 fell on multi-hop and temporal questions (design §5.7).
 ANN_REFINE = 5
-CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
 _FTS_SAFE = re.compile(r"[^\w\s]", re.UNICODE)
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-recall-log")
 _RECALLS: list[Future[None]] = []  # recall-log writes not yet known to be done (flush_recalls waits)
@@ -99,75 +84,8 @@ HIT_COLUMNS = [c for c in COLUMNS if c not in ("fact_date", "chunk_index")]  # w
 LEGACY_COLUMNS = ["id", "content", "importance", "metadata", "created_at"]
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """The ranking's weights and candidate depths (design §5.7). The defaults were tuned on
-    ``benchmarks/bench_retrieval.py``; pass another ``Ranking`` to ``search`` to compare."""
-
-    semantic: float = 1.0
-    full_text: float = 0.03
-    importance: float = 0.3
-    date: float = 0.6  # a row dated in a window the question names (or stating such a date)
-    recency: float = 0.2  # only for questions about the current state; a tie-break otherwise
-    recency_half_life_days: float = 90.0
-    hop: float = 0.3  # a candidate naming someone or something the best hit names and the question does not
-    hop_anchors: int = 1  # how many of the best hits the second hop reads names from
-    vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
-    text_factor: int = 5  # full-text leg: max(text_factor x limit, 50) rows
-    window_factor: int = 4  # each date-filtered leg: max(window_factor x limit, 20) rows
-
-    def vector_depth(self, limit: int) -> int:
-        return max(self.vector_factor * limit, 20)
-
-    def text_depth(self, limit: int) -> int:
-        return max(self.text_factor * limit, 50)
-
-    def window_depth(self, limit: int) -> int:
-        return max(self.window_factor * limit, 20)
-
-
-RANKING = Ranking()
-
-
 class EmptyIndexError(StoreError):
     """Nothing to search: the index was never built, or holds no rows."""
-
-
-@dataclass
-class ContextLine:
-    """A neighbouring line of a hit (same log block, page section or MEMORY.md zone), scored as a
-    hit would be. ``offset`` is its position relative to the hit (-1: the line before)."""
-
-    id: str
-    content: str
-    score: float
-    offset: int
-    semantic: float = 0.0
-    full_text: float = 0.0
-    truncated: bool = False
-
-
-@dataclass
-class Hit:
-    id: str
-    content: str
-    score: float
-    source_type: str
-    source_file: str | None
-    source_date: str | None
-    importance: float
-    category: str | None = None
-    semantic: float = 0.0
-    full_text: float = 0.0
-    duplicates: int = 0  # near-duplicate rows collapsed into this hit
-    truncated: bool = False  # content was cut to the setting's length
-    zone: str | None = None  # MEMORY.md's "generated" or "manual" zone (core-file rows)
-    recency: float = 0.0  # 0.5 ** (age of the fact / half-life); 0 without a fact date
-    date_match: bool = False  # dated in (or stating a date in) a window the question names
-    context: list[ContextLine] = field(default_factory=list)  # only with search(context=N)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 _TOMBSTONES: dict[str, tuple[object, Tombstones]] = {}
@@ -208,202 +126,11 @@ def _filters(
     return " AND ".join(clauses) or None
 
 
-def _and(*clauses: str | None) -> str | None:
-    present = [c for c in clauses if c]
-    return " AND ".join(f"({c})" for c in present) or None
-
-
 def _window_clause(windows: Sequence[DateWindow]) -> str:
     return " OR ".join(
         f"(fact_date >= {quote(w.start.isoformat())} AND fact_date <= {quote(w.end.isoformat())})"
         for w in windows
     )
-
-
-def _fact_day(fact_date: str | None) -> date | None:
-    if not fact_date:
-        return None
-    try:
-        return date.fromisoformat(fact_date[:10])
-    except ValueError:
-        return None
-
-
-def _recency(fact_date: str | None, today: date, half_life_days: float) -> float:
-    day = _fact_day(fact_date)
-    if day is None:
-        return 0.0
-    return float(0.5 ** (max((today - day).days, 0) / half_life_days))
-
-
-def _in_windows(content: str, fact_date: str | None, windows: Sequence[DateWindow]) -> bool:
-    """Whether the row is dated in a window, or states a date that falls in one."""
-    day = _fact_day(fact_date)
-    if day is not None and any(w.contains(day) for w in windows):
-        return True
-    stated = content_windows(content, day or windows[0].start)
-    return any(s.start <= w.end and w.start <= s.end for s in stated for w in windows)
-
-
-@dataclass
-class _Scored:
-    """A candidate row with both legs' scores and its ranking score."""
-
-    row: dict[str, Any]
-    semantic: float
-    full_text: float
-    importance: float
-    recency: float
-    date_match: bool
-    score: float
-
-    @property
-    def id(self) -> str:
-        return self.row["id"]
-
-    def hit(self) -> Hit:
-        row = self.row
-        return Hit(
-            id=row["id"],
-            content=row["content"],
-            score=round(self.score, 6),
-            source_type=row.get("source_type") or LEGACY_SOURCE_TYPE,
-            source_file=row.get("source_file"),
-            source_date=row.get("source_date"),
-            importance=self.importance,
-            category=row.get("category"),
-            semantic=round(self.semantic, 6),
-            full_text=round(self.full_text, 6),
-            zone=json_object(row.get("metadata")).get("zone")
-            if row.get("source_type") == "core_file"
-            else None,
-            recency=round(self.recency, 6),
-            date_match=self.date_match,
-        )
-
-
-def _sort_key(s: _Scored) -> tuple[float, float, str]:
-    # Recency breaks ties only (it is in the score itself just for current-state questions).
-    return (-round(s.score, 6), -s.recency, s.id)
-
-
-class _Scorer:
-    """Scores rows of one query: both legs for every row, the date windows and the priors."""
-
-    def __init__(
-        self,
-        *,
-        table: Any,
-        text: str,
-        where: str | None,
-        query_vector: Any,
-        ranking: Ranking,
-        windows: list[DateWindow],
-        current: bool,
-        today: date,
-        legacy: bool,
-        tombs: Tombstones,
-        fts: bool,
-    ) -> None:
-        self.table, self.text, self.where, self.ranking = table, text, where, ranking
-        self.query = None if query_vector is None else np.asarray(query_vector, dtype=np.float32)
-        self.windows, self.current, self.today, self.legacy, self.tombs = (
-            windows,
-            current,
-            today,
-            legacy,
-            tombs,
-        )
-        self.fts = fts and bool(text)
-        self.bm25: dict[str, float] = {}
-        self.best = 0.0
-        self.text_complete = True  # the full-text leg returned every matching row (not cut at its depth)
-        self.leg_best: tuple[str, float] | None = None  # the full-text leg's best row and score
-        self.leg_last = 0.0  # ... and its last (lowest) score
-        self.vectors: dict[str, np.ndarray] = {}
-
-    async def bm25_of(self, clause: str, at_most: int) -> dict[str, float]:
-        """BM25 scores of the (at most ``at_most``) rows under ``clause`` that share a term with the
-        query. LanceDB's scores use the whole table's statistics under a filter, so they compare
-        with the leg's."""
-        if not self.fts:
-            return {}
-        data = await (
-            self.table.query()
-            .nearest_to_text(self.text)
-            .where(_and(self.where, clause))
-            .limit(at_most)
-            .select(["id", "_score"])
-            .to_arrow()
-        )
-        return dict(
-            zip(data.column("id").to_pylist(), map(float, data.column("_score").to_pylist()), strict=True)
-        )
-
-    async def look_up_bm25(self, ids: Sequence[str]) -> None:
-        """The BM25 score of rows the full-text leg did not return. When the leg was not cut at its
-        depth, every row it missed shares no term with the query (0). Otherwise LanceDB scores them
-        under an id filter: exact for rows in the full-text index (its statistics are the whole
-        table's). Rows added since the last ``optimize`` are scored flat, over the filtered rows
-        only; the leg's best row, scored alongside, shows it and rescales them. Either way a row the
-        leg did not return scores at most the leg's last score, which bounds it."""
-        missing = [i for i in ids if i not in self.bm25]
-        if not self.fts or not missing:
-            return
-        if not self.text_complete and self.leg_best is not None:
-            best_id, best_score = self.leg_best
-            found = await self.bm25_of(id_in([*missing, best_id]), len(missing) + 1)
-            seen = found.pop(best_id, 0.0)
-            scale = best_score / seen if seen > 0 and abs(seen - best_score) > 1e-6 * best_score else 1.0
-            for row_id, value in found.items():
-                self.bm25[row_id] = min(value * scale, self.leg_last)
-        for row_id in missing:
-            self.bm25.setdefault(row_id, 0.0)
-
-    def visible(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``rows`` without the tombstoned ones."""
-        if not (self.tombs.contents or self.tombs.claims):
-            return list(rows)
-        return [r for r in rows if not self.tombs.hides(r["content"])]
-
-    async def scored(self, rows: Iterable[dict[str, Any]]) -> list[_Scored]:
-        """The visible ``rows`` with both legs' scores and the priors (their BM25 looked up first)."""
-        kept = self.visible(rows)
-        await self.look_up_bm25([r["id"] for r in kept])
-        return self.score(kept)
-
-    def score(self, kept: Sequence[dict[str, Any]]) -> list[_Scored]:
-        """Both legs and the priors for visible ``rows`` whose BM25 is known; vectors in ``self.vectors``."""
-        if not kept:
-            return []
-        if self.query is not None:
-            matrix = np.stack([self.vectors[r["id"]] for r in kept])
-            norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(self.query)) or 1.0)
-            cosines = (matrix @ self.query) / np.where(norms > 0, norms, 1.0)
-        else:
-            cosines = np.zeros(len(kept), dtype=np.float32)
-        r = self.ranking
-        # Without a query vector, full text is the only relevance there is: it takes the semantic
-        # weight too, so the lifecycle prior never outranks the words of the query.
-        text_weight = r.full_text if self.query is not None else r.full_text + r.semantic
-        out = []
-        for row, cosine in zip(kept, cosines, strict=True):
-            if self.legacy:
-                row = _legacy_row(row)
-            importance = float(row["importance"]) if row.get("importance") is not None else 0.5
-            semantic = float(cosine)
-            full_text = self.bm25.get(row["id"], 0.0) / self.best if self.best > 0 else 0.0
-            recency = _recency(row.get("fact_date"), self.today, r.recency_half_life_days)
-            in_window = bool(self.windows) and _in_windows(row["content"], row.get("fact_date"), self.windows)
-            score = (
-                r.semantic * semantic
-                + text_weight * full_text
-                + r.importance * importance
-                + (r.date if in_window else 0.0)
-                + (r.recency * recency if self.current else 0.0)
-            )
-            out.append(_Scored(row, semantic, full_text, importance, recency, in_window, score))
-        return out
 
 
 def search(
@@ -457,7 +184,7 @@ def search(
         fts=facts.fts,
     )
     hits = run(_search(scorer, query, ann=facts.ann, rows=facts.rows, limit=limit, context=context))
-    _cap(hits, settings)
+    _truncate(hits, settings)
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         future = _POOL.submit(
             log_recalls,
@@ -470,7 +197,7 @@ def search(
     return hits
 
 
-def full_text(
+def keyword_search(
     store: MemoryStore, query: str, *, settings: Settings | None = None, limit: int = 10
 ) -> list[Hit]:
     """The ``limit`` rows whose words best match ``query`` by BM25 alone, tombstones filtered and
@@ -480,7 +207,7 @@ def full_text(
     windows, no collapse, no recall log. Its caller compares the texts itself (a lexical
     classifier), so the words are the whole question; and near-duplicates stay separate hits, so
     a daily-log copy of a fact is never folded into a MEMORY.md copy the classifier may not defer
-    to. ``score`` and ``full_text`` are the row's BM25 score and that score over the best one's.
+    to. ``score`` and ``bm25`` are the row's BM25 score and that score over the best one's.
     Empty without a full-text index; raises ``EmptyIndexError`` like ``search``."""
     facts, table = _latest(store)
     text = _fts_words(query)
@@ -506,19 +233,19 @@ def full_text(
     best = max((float(r["_score"]) for r in visible), default=0.0)
     hits = []
     for row in visible[:limit]:
-        bm25 = float(row["_score"])
+        score = float(row["_score"])
         importance = float(row["importance"]) if row.get("importance") is not None else 0.5
         scored = _Scored(
             row=_legacy_row(row) if facts.legacy else row,
             semantic=0.0,
-            full_text=bm25 / best if best > 0 else 0.0,
+            bm25=score / best if best > 0 else 0.0,
             importance=importance,
             recency=0.0,
             date_match=False,
-            score=bm25,
+            score=score,
         )
         hits.append(scored.hit())
-    _cap(hits, settings)
+    _truncate(hits, settings)
     return hits
 
 
@@ -541,7 +268,7 @@ def _latest(store: MemoryStore) -> "tuple[ReadFacts, Any]":
     return latest
 
 
-def _cap(hits: Sequence[Hit], settings: Settings | None) -> None:
+def _truncate(hits: Sequence[Hit], settings: Settings | None) -> None:
     """Cut each hit's content (and its context lines') to the setting's length, marking the cut."""
     max_chars = settings.search_max_chars if settings is not None else DEFAULT_MAX_CHARS
     for hit in hits:
@@ -639,222 +366,3 @@ def flush_recalls() -> None:
         pending = list(_RECALLS)
     for future in pending:
         future.exception()  # waits; a failed write is the best-effort signal's, not the caller's
-
-
-_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s?$")
-
-
-def _words(text: str) -> set[str]:
-    return {_POSSESSIVE.sub("", w).lower() for w in _WORD.findall(text)}
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)]
-    return word
-
-
-def _second_hop(scored: list[_Scored], query: str, ranking: Ranking, limit: int) -> list[_Scored]:
-    """Multi-hop questions ("what does Iris's sister do?"): the best hit names a bridge ("Iris's
-    sister is called Thandiwe") that the answer names in turn ("Thandiwe is a beekeeper"). The
-    names in the best ``hop_anchors`` hits that the question does not hold lift the other
-    candidates naming them by ``hop``. A name is a capitalised word that few candidates share; a
-    capitalised first word also never appears in lower case among the candidates (a log line
-    starts with its verb: "Drinks", "Went"). Only candidates already found are lifted, and only
-    when there are more of them than places: no extra query."""
-    if len(scored) <= limit:
-        return scored
-    in_query = {_stem(w) for w in _words(query)}
-    names: dict[str, bool] = {}  # name -> seen as the first word
-    for s in scored[: ranking.hop_anchors]:
-        for i, m in enumerate(_WORD.finditer(s.row["content"])):
-            word = _POSSESSIVE.sub("", m.group(0))
-            if word[0].isupper() and len(word) > 2 and _stem(word.lower()) not in in_query:
-                names[word] = names.get(word, False) or i == 0
-    if not names:
-        return scored
-    rest = scored[ranking.hop_anchors :]
-    rare = max(3, len(scored) // 10)
-    bridges = []
-    for word, first in names.items():
-        pattern = re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE)
-        holders = [s for s in scored if pattern.search(s.row["content"])]
-        if len(holders) > rare:
-            continue  # a common word, not a name
-        if first and any(re.search(rf"\b{re.escape(word.lower())}\b", s.row["content"]) for s in scored):
-            continue  # a sentence's verb ("Drinks ..."): it appears in lower case too
-        bridges.append(pattern)
-    lifted = False
-    for s in rest:
-        if any(p.search(s.row["content"]) for p in bridges):
-            s.score += ranking.hop
-            lifted = True
-    return sorted(scored, key=_sort_key) if lifted else scored
-
-
-def _collapse(
-    scored: Sequence[_Scored], vectors: dict[str, np.ndarray], limit: int
-) -> list[tuple[_Scored, int]]:
-    """Keep the best of each group of near-duplicates (cosine >= 0.95 to a kept row), counting the
-    rest on it, until ``limit`` rows are kept. ``scored`` is best first."""
-    if not scored:
-        return []
-    matrix = _unit_rows(np.stack([vectors[s.id] for s in scored]))
-    kept_rows = np.empty((limit, matrix.shape[1]), dtype=matrix.dtype)
-    kept: list[int] = []
-    counts: list[int] = []
-    for i in range(len(scored)):
-        if kept:
-            similar = kept_rows[: len(kept)] @ matrix[i]
-            j = int(np.argmax(similar))
-            if similar[j] >= DUPLICATE_COSINE:
-                counts[j] += 1
-                continue
-        if len(kept) < limit:
-            kept_rows[len(kept)] = matrix[i]
-            kept.append(i)
-            counts.append(0)
-    return [(scored[i], n) for i, n in zip(kept, counts, strict=True)]
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms > 0, norms, 1.0)
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm > 0 else vector
-
-
-# -- context: a hit's neighbouring lines ------------------------------------------------------------
-
-
-def _unit_key(row: dict[str, Any]) -> tuple[object, ...]:
-    """The block a row belongs to: a log's conversation block (its ``## HH:MM — chat`` header), a
-    page's section (its heading), a core file's zone. Rows of one unit are ordered by chunk_index."""
-    meta = json_object(row.get("metadata"))
-    kind = row.get("source_type")
-    if kind == "archive_log":
-        part: tuple[object, ...] = (meta.get("time"), meta.get("chat"))
-    elif kind == "notebook":
-        part = (meta.get("section"),)
-    else:
-        part = (meta.get("zone"),)
-    return (kind, row.get("source_file"), *part)
-
-
-async def _with_context(
-    kept: list[tuple[_Scored, int]], scorer: _Scorer, columns: list[str], context: int, limit: int
-) -> tuple[list[tuple[_Scored, int]], dict[str, list[ContextLine]]]:
-    """Fetch the hits' neighbours (one query), score them as hits, let a neighbour that outscores a
-    returned hit take its place, then attach each final hit's remaining neighbours as context."""
-    span = 2 * context + 2  # lines either side: a promoted neighbour's own neighbours are in reach
-    ranges: dict[tuple[str, str], tuple[int, int]] = {}
-    for s, _ in kept:
-        row = s.row
-        index = row.get("chunk_index")
-        if index is None or row.get("source_file") is None or row.get("source_type") is None:
-            continue
-        key = (row["source_type"], row["source_file"])
-        low, high = ranges.get(key, (index, index))
-        ranges[key] = (min(low, index), max(high, index))
-    if not ranges:
-        return kept, {}
-    near = " OR ".join(
-        f"(source_type = {quote(t)} AND source_file = {quote(f)} AND chunk_index >= {low - span} "
-        f"AND chunk_index <= {high + span})"
-        for (t, f), (low, high) in ranges.items()
-    )
-    data = await scorer.table.query().where(_and(scorer.where, near) or near).select(columns).to_arrow()
-    known = {s.id: s for s, _ in kept}
-    fresh: list[dict[str, Any]] = []
-    if data.num_rows:
-        rows = data.drop_columns(["vector"]).to_pylist()
-        matrix = _matrix(data.column("vector"))
-        for i, row in enumerate(rows):
-            if row["id"] not in known:
-                scorer.vectors.setdefault(row["id"], matrix[i])
-                fresh.append(row)
-    neighbours = {s.id: s for s in await scorer.scored(fresh)}
-    by_unit: dict[tuple[object, ...], list[_Scored]] = {}
-    for s in [*known.values(), *neighbours.values()]:
-        by_unit.setdefault(_unit_key(s.row), []).append(s)
-    for members in by_unit.values():
-        members.sort(key=lambda s: (s.row.get("chunk_index") or 0, s.id))
-    position = {s.id: (key, i) for key, members in by_unit.items() for i, s in enumerate(members)}
-
-    def around(s: _Scored) -> list[tuple[int, _Scored]]:
-        key, i = position[s.id]
-        members = by_unit[key]
-        return [
-            (j - i, members[j])
-            for j in range(max(0, i - context), min(len(members), i + context + 1))
-            if j != i
-        ]
-
-    # A neighbour stands on its own when it outscores a returned hit (never as a near-duplicate).
-    pool: dict[str, _Scored] = dict(known)
-    for s, _ in kept:
-        for _, n in around(s):
-            if n.id not in pool:
-                pool[n.id] = n
-    counts = {s.id: duplicates for s, duplicates in kept}
-    final: list[tuple[_Scored, int]] = []
-    final_vectors: list[np.ndarray] = []
-    for s in sorted(pool.values(), key=_sort_key):
-        if len(final) == limit:
-            break
-        vector = _unit(scorer.vectors[s.id])
-        if (
-            s.id not in counts
-            and final_vectors
-            and float(np.max(np.stack(final_vectors) @ vector)) >= DUPLICATE_COSINE
-        ):
-            continue
-        final.append((s, counts.get(s.id, 0)))
-        final_vectors.append(vector)
-    # Context: each final hit's neighbours, never a hit, never a line already shown with a better hit.
-    shown = {s.id for s, _ in final}
-    contexts: dict[str, list[ContextLine]] = {}
-    for s, _ in final:
-        lines = []
-        for offset, n in around(s):
-            if n.id in shown:
-                continue
-            shown.add(n.id)
-            lines.append(
-                ContextLine(
-                    id=n.id,
-                    content=n.row["content"],
-                    score=round(n.score, 6),
-                    offset=offset,
-                    semantic=round(n.semantic, 6),
-                    full_text=round(n.full_text, 6),
-                )
-            )
-        contexts[s.id] = lines
-    return final, contexts
-
-
-def _matrix(column: pa.ChunkedArray) -> np.ndarray:
-    flat = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(flat, dtype=np.float32).reshape(len(column), -1)
-
-
-def _legacy_row(row: dict[str, Any]) -> dict[str, Any]:
-    """An assistant-era row, read as it is: its source and date come from its metadata JSON."""
-    meta = json_object(row.get("metadata"))
-    created = row.get("created_at")
-    source_file = meta.get("source_file")
-    day = meta.get("source_date") or (source_file[:10] if isinstance(source_file, str) else None)
-    return {
-        **row,
-        "source_type": meta.get("source_type"),
-        "source_file": source_file,
-        "source_date": day,
-        "fact_date": day or (created.date().isoformat() if created else None),
-        "category": meta.get("category"),
-    }

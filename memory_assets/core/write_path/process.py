@@ -2,7 +2,7 @@
 
 (a) recall up to ``known_facts_limit`` known facts near the turn: best effort, under a time limit;
     any failure means extraction runs without them, and the result says so (invariant 5: a
-    search outage never blocks a write). Recall is one full-text query (``retrieval.full_text``:
+    search outage never blocks a write). Recall is one full-text query (``retrieval.keyword_search``:
     BM25 over the index, tombstones filtered, no ranking priors and no collapse): the classifier's
     question is lexical ("practically the same sentence?"), which full text answers; it needs no
     embedding model, so a model outage cannot degrade it, and it keeps near-duplicates apart, so a
@@ -30,7 +30,7 @@ from typing import Any
 
 from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import full_text
+from memory_assets.core.index.retrieval import keyword_search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
 from memory_assets.core.models.embedder import TextEmbedder
@@ -116,7 +116,9 @@ def recall_known(settings: Settings, store: MemoryStore, text: str) -> tuple[lis
 
     start = time.perf_counter()
     query = text[:RECALL_QUERY_CHARS]
-    future = _RECALL_POOL.submit(full_text, store, query, settings=settings, limit=settings.known_facts_limit)
+    future = _RECALL_POOL.submit(
+        keyword_search, store, query, settings=settings, limit=settings.known_facts_limit
+    )
     try:
         hits = future.result(timeout=settings.recall_timeout_s)
     except FutureTimeout:

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import EmptyIndexError, Ranking, flush_recalls, full_text, search
+from memory_assets.core.index.ranking import Ranking
+from memory_assets.core.index.retrieval import EmptyIndexError, flush_recalls, keyword_search, search
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.knowledge.recall_log import rotated
@@ -59,7 +60,7 @@ def test_filters_by_source_type_and_fact_date(settings: Settings, indexer: Index
 def test_full_text_fallback_without_an_embedder(settings: Settings, indexer: Indexer) -> None:
     build(settings, indexer)
     hits = search(indexer.store, "Hetzner docker?", embedder=None)
-    assert hits and "Hetzner" in hits[0].content and hits[0].semantic == 0.0 and hits[0].full_text == 1.0
+    assert hits and "Hetzner" in hits[0].content and hits[0].semantic == 0.0 and hits[0].bm25 == 1.0
 
 
 def test_without_an_embedder_the_words_outrank_the_lifecycle_prior(
@@ -201,13 +202,11 @@ def test_a_fact_found_only_by_full_text_still_has_its_semantic_score(
     hits = search(store, "Zanzibar", query_vector=bees, limit=40, today=date(2026, 11, 29))
     [coffee] = [h for h in hits if "Zanzibar" in h.content]
     cosine = float(bees @ _row_vector(store, coffee.content)) / float(np.linalg.norm(bees))
-    assert coffee.full_text == 1.0
+    assert coffee.bm25 == 1.0
     assert coffee.semantic != 0.0 and coffee.semantic == pytest.approx(cosine, abs=1e-5)
 
 
-def test_a_fact_found_only_by_vector_still_has_its_full_text_score(
-    settings: Settings, indexer: Indexer
-) -> None:
+def test_a_fact_found_only_by_vector_still_has_its_bm25_score(settings: Settings, indexer: Indexer) -> None:
     # 60 short lines outrank the long one on BM25 for "coffee", so the full-text leg (50 rows deep
     # at limit 1) is cut before it; the vector leg finds it, and its BM25 is looked up.
     short = [f"Coffee number {n}: coffee" for n in range(60)]
@@ -219,14 +218,12 @@ def test_a_fact_found_only_by_vector_still_has_its_full_text_score(
     indexer.sweep()
     store, embedder = indexer.store, indexer.embedder
     assert embedder is not None
-    semantic_first = Ranking(
-        semantic=1.0, full_text=0.01
-    )  # the long line is the hit: its scores are the point
+    semantic_first = Ranking(semantic=1.0, bm25=0.01)  # the long line is the hit: its scores are the point
     query_vector = embedder.embed_query(long_line)
     # Before optimize the rows are not in the full-text index yet: the lookup is bounded by the
     # leg's last score (the row was not among its 50), and not zero.
     [fresh] = search(store, "coffee", query_vector=query_vector, limit=1, ranking=semantic_first)
-    assert fresh.content == long_line and 0 < fresh.full_text < 1
+    assert fresh.content == long_line and 0 < fresh.bm25 < 1
     TableWriter(store).optimize()  # folded into the index: the lookup is exact
     leg = store.table().search("coffee", query_type="fts").limit(50).select(["content", "_score"]).to_list()
     assert long_line not in {r["content"] for r in leg}
@@ -237,7 +234,7 @@ def test_a_fact_found_only_by_vector_still_has_its_full_text_score(
     expected = next(r["_score"] for r in every if r["content"] == long_line) / best
     hits = search(store, "coffee", query_vector=query_vector, limit=1, ranking=semantic_first)
     assert hits[0].content == long_line
-    assert hits[0].full_text == pytest.approx(expected, abs=1e-5) and hits[0].full_text > 0
+    assert hits[0].bm25 == pytest.approx(expected, abs=1e-5) and hits[0].bm25 > 0
 
 
 # -- dates in questions --------------------------------------------------------------------------------
@@ -372,13 +369,13 @@ def test_neighbours_stay_within_a_page_section(settings: Settings, indexer: Inde
     assert [c.content for c in hit.context] == ["- Marco's sister is called Ana."]
 
 
-# -- full_text: the write path's recall of known facts ---------------------------------------------
+# -- keyword_search: the write path's recall of known facts ----------------------------------------
 
 
-def test_full_text_is_bm25_alone_and_keeps_near_duplicates_apart(
+def test_keyword_search_is_bm25_alone_and_keeps_near_duplicates_apart(
     settings: Settings, indexer: Indexer
 ) -> None:
-    for day in (1, 2):  # one fact on two days: search() collapses them, full_text must not
+    for day in (1, 2):  # one fact on two days: search() collapses them, keyword_search must not
         write_facts(settings, date(2026, 11, day), "Wants to be reminded to drink water every hour")
     write_facts(settings, date(2026, 11, 3), "Drinks water from a blue bottle")
     (settings.notebook_dir / "3_Personal" / "Health.md").write_text(  # a higher importance, fewer words
@@ -386,16 +383,16 @@ def test_full_text_is_bm25_alone_and_keeps_near_duplicates_apart(
     )
     indexer.sweep()
     version = indexer.store.version()
-    hits = full_text(indexer.store, "reminded to drink water every hour", settings=settings, limit=3)
+    hits = keyword_search(indexer.store, "reminded to drink water every hour", settings=settings, limit=3)
     assert {h.content for h in hits[:2]} == {"Wants to be reminded to drink water every hour"}
     assert {h.source_date for h in hits[:2]} == {"2026-11-01", "2026-11-02"}  # both copies, in BM25's order
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    assert hits[0].full_text == 1.0 and all(h.semantic == 0.0 and h.duplicates == 0 for h in hits)
+    assert hits[0].bm25 == 1.0 and all(h.semantic == 0.0 and h.duplicates == 0 for h in hits)
     assert indexer.store.version() == version  # a read: nothing written, no recall logged
     assert not settings.recall_log_path.exists()
 
 
-def test_full_text_filters_tombstones_even_when_they_fill_the_first_page(
+def test_keyword_search_filters_tombstones_even_when_they_fill_the_first_page(
     settings: Settings, indexer: Indexer
 ) -> None:
     for day in range(1, 6):  # five copies of the forgotten fact outrank the one left
@@ -403,24 +400,24 @@ def test_full_text_filters_tombstones_even_when_they_fill_the_first_page(
     write_facts(settings, date(2026, 11, 6), "Sold the bees")
     indexer.sweep()
     append_tombstone(settings.tombstones_path, "Keeps bees on the roof of the flat")  # no reindex yet
-    hits = full_text(indexer.store, "keeps bees on the roof", settings=settings, limit=1)
+    hits = keyword_search(indexer.store, "keeps bees on the roof", settings=settings, limit=1)
     assert [h.content for h in hits] == ["Sold the bees"]
 
 
-def test_full_text_reads_an_assistant_era_table_as_it_is_and_says_when_empty(
+def test_keyword_search_reads_an_assistant_era_table_as_it_is_and_says_when_empty(
     settings: Settings, embedder: Embedder
 ) -> None:
     with pytest.raises(EmptyIndexError, match=r"never been built .* run `memory-assets reindex`"):
-        full_text(MemoryStore(settings.index_uri), "anything")
+        keyword_search(MemoryStore(settings.index_uri), "anything")
     assistant_table(
         settings, vectors=embedder.embed(["Prefers metric units in all answers", "Was born in Coimbra"])
     )
     store = MemoryStore(settings.index_uri)
-    assert full_text(store, "born in Coimbra", settings=settings) == []  # no full-text index
+    assert keyword_search(store, "born in Coimbra", settings=settings) == []  # no full-text index
     from lancedb.index import FTS
 
     store.table().create_index("content", config=FTS())  # as an assistant that searched by words
     version = store.version()
-    hits = full_text(store, "born in Coimbra", settings=settings)
+    hits = keyword_search(store, "born in Coimbra", settings=settings)
     assert [(h.content, h.source_type) for h in hits] == [("Was born in Coimbra", "legacy_direct")]
     assert store.version() == version and store.is_legacy()

@@ -1,0 +1,140 @@
+"""A hit's neighbouring lines: what ``search(context=N)`` attaches (design §5.7).
+
+A row's block is its log's conversation block (its ``## HH:MM — chat`` header), its page's
+section (its heading) or its core file's zone (``_block_key``); the lines of one block are
+ordered by ``chunk_index``. One query fetches the lines near every hit, and each is scored as a
+hit of the same query would be (``ranking._Scorer``). What a caller can rely on:
+
+* a neighbour that outscores a returned hit is returned as a hit of its own, unless it is a
+  near-duplicate (cosine >= 0.95) of a hit already kept;
+* each final hit carries up to N lines on each side from its own block (``Hit.context``), each
+  with its score and its ``offset`` (-1: the line before);
+* no line is ever both a hit and context, nor the context of two hits (the better hit keeps it).
+
+Rows without a chunk index, source file or source type get no context; the caller asks for none
+on an assistant-era table. Reads only.
+"""
+
+from typing import Any
+
+import numpy as np
+
+from memory_assets.core.index.ranking import (
+    DUPLICATE_COSINE,
+    ContextLine,
+    _and,
+    _matrix,
+    _normalised,
+    _Scored,
+    _Scorer,
+    _sort_key,
+)
+from memory_assets.core.index.store import quote
+from memory_assets.core.text import json_object
+
+
+def _block_key(row: dict[str, Any]) -> tuple[object, ...]:
+    """The block a row belongs to: a log's conversation block (its ``## HH:MM — chat`` header), a
+    page's section (its heading), a core file's zone. Rows of one block are ordered by chunk_index."""
+    meta = json_object(row.get("metadata"))
+    kind = row.get("source_type")
+    if kind == "archive_log":
+        part: tuple[object, ...] = (meta.get("time"), meta.get("chat"))
+    elif kind == "notebook":
+        part = (meta.get("section"),)
+    else:
+        part = (meta.get("zone"),)
+    return (kind, row.get("source_file"), *part)
+
+
+async def _with_context(
+    kept: list[tuple[_Scored, int]], scorer: _Scorer, columns: list[str], context: int, limit: int
+) -> tuple[list[tuple[_Scored, int]], dict[str, list[ContextLine]]]:
+    """Fetch the hits' neighbours (one query), score them as hits, let a neighbour that outscores a
+    returned hit take its place, then attach each final hit's remaining neighbours as context."""
+    span = 2 * context + 2  # lines either side: a promoted neighbour's own neighbours are in reach
+    ranges: dict[tuple[str, str], tuple[int, int]] = {}
+    for s, _ in kept:
+        row = s.row
+        index = row.get("chunk_index")
+        if index is None or row.get("source_file") is None or row.get("source_type") is None:
+            continue
+        key = (row["source_type"], row["source_file"])
+        low, high = ranges.get(key, (index, index))
+        ranges[key] = (min(low, index), max(high, index))
+    if not ranges:
+        return kept, {}
+    near = " OR ".join(
+        f"(source_type = {quote(t)} AND source_file = {quote(f)} AND chunk_index >= {low - span} "
+        f"AND chunk_index <= {high + span})"
+        for (t, f), (low, high) in ranges.items()
+    )
+    data = await scorer.table.query().where(_and(scorer.where, near) or near).select(columns).to_arrow()
+    known = {s.id: s for s, _ in kept}
+    fresh: list[dict[str, Any]] = []
+    if data.num_rows:
+        rows = data.drop_columns(["vector"]).to_pylist()
+        matrix = _matrix(data.column("vector"))
+        for i, row in enumerate(rows):
+            if row["id"] not in known:
+                scorer.vectors.setdefault(row["id"], matrix[i])
+                fresh.append(row)
+    neighbours = {s.id: s for s in await scorer.scored(fresh)}
+    by_block: dict[tuple[object, ...], list[_Scored]] = {}
+    for s in [*known.values(), *neighbours.values()]:
+        by_block.setdefault(_block_key(s.row), []).append(s)
+    for members in by_block.values():
+        members.sort(key=lambda s: (s.row.get("chunk_index") or 0, s.id))
+    position = {s.id: (key, i) for key, members in by_block.items() for i, s in enumerate(members)}
+
+    def around(s: _Scored) -> list[tuple[int, _Scored]]:
+        key, i = position[s.id]
+        members = by_block[key]
+        return [
+            (j - i, members[j])
+            for j in range(max(0, i - context), min(len(members), i + context + 1))
+            if j != i
+        ]
+
+    # A neighbour stands on its own when it outscores a returned hit (never as a near-duplicate).
+    pool: dict[str, _Scored] = dict(known)
+    for s, _ in kept:
+        for _, n in around(s):
+            if n.id not in pool:
+                pool[n.id] = n
+    counts = {s.id: duplicates for s, duplicates in kept}
+    final: list[tuple[_Scored, int]] = []
+    final_vectors: list[np.ndarray] = []
+    for s in sorted(pool.values(), key=_sort_key):
+        if len(final) == limit:
+            break
+        vector = _normalised(scorer.vectors[s.id])
+        if (
+            s.id not in counts
+            and final_vectors
+            and float(np.max(np.stack(final_vectors) @ vector)) >= DUPLICATE_COSINE
+        ):
+            continue
+        final.append((s, counts.get(s.id, 0)))
+        final_vectors.append(vector)
+    # Context: each final hit's neighbours, never a hit, never a line already shown with a better hit.
+    shown = {s.id for s, _ in final}
+    contexts: dict[str, list[ContextLine]] = {}
+    for s, _ in final:
+        lines = []
+        for offset, n in around(s):
+            if n.id in shown:
+                continue
+            shown.add(n.id)
+            lines.append(
+                ContextLine(
+                    id=n.id,
+                    content=n.row["content"],
+                    score=round(n.score, 6),
+                    offset=offset,
+                    semantic=round(n.semantic, 6),
+                    bm25=round(n.bm25, 6),
+                )
+            )
+        contexts[s.id] = lines
+    return final, contexts

@@ -1,0 +1,424 @@
+"""How search ranks its candidates: the weights, a row's score, the second hop, the collapse.
+
+Every candidate is scored on both legs (design §5.7)::
+
+    score = 1.0 * semantic + 0.03 * bm25 + 0.3 * importance
+          + 0.6  [the fact is dated in, or states a date in, a window the question names]
+          + 0.3  [it names what the best hit names and the question does not: the second hop]
+          + 0.2 * recency           (only when the question asks about the current state)
+
+``semantic`` is the cosine of the query and the row's stored vector, computed for every candidate
+whichever leg found it; ``bm25`` is the row's BM25 score for the query divided by the query's
+best, looked up for the rows the full-text leg did not return (0 only when the row shares no term
+with the query). ``recency`` is ``0.5 ** (age / 90 days)`` of the FACT (its log date or the page's
+``updated``); on any other question it only breaks ties. Dates in the question ("on 12 May", "in
+March 2026", "last week") are windows (``query_dates.py``). Without an embedder it is full-text
+only, and full text takes the semantic weight too (1.03). The weights and the legs' candidate
+depths are ``Ranking``'s defaults, tuned on ``benchmarks/bench_retrieval.py``.
+
+The order is total: equal scores go to the more recent fact, then to the smaller id. The second
+hop only lifts candidates already found, with no extra query (``_second_hop``). Near-duplicate
+hits (cosine >= 0.95 between returned rows) collapse into the best one, which carries how many it
+absorbed (``Hit.duplicates``), so a fact repeated on many days cannot fill the top k.
+
+``_Scorer`` holds one query's scoring state (its BM25 scores, vectors, windows and tombstones);
+it reads the table only to look up BM25 scores and never writes. ``Hit`` and ``ContextLine`` are
+what search hands out; ``Hit.to_dict()`` writes the ``bm25`` fraction under the key
+``full_text``, the key its readers know.
+"""
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from memory_assets.core.index.query_dates import DateWindow, content_windows
+from memory_assets.core.index.store import id_in
+from memory_assets.core.knowledge.tombstones import Tombstones
+from memory_assets.core.sources import LEGACY_SOURCE_TYPE
+from memory_assets.core.text import json_object
+
+DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
+CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
+_OUTPUT_KEYS = {"bm25": "full_text"}  # a serialised hit's key for a field of another name
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The ranking's weights and candidate depths (design §5.7). The defaults were tuned on
+    ``benchmarks/bench_retrieval.py``; pass another ``Ranking`` to ``search`` to compare."""
+
+    semantic: float = 1.0
+    bm25: float = 0.03
+    importance: float = 0.3
+    date: float = 0.6  # a row dated in a window the question names (or stating such a date)
+    recency: float = 0.2  # only for questions about the current state; a tie-break otherwise
+    recency_half_life_days: float = 90.0
+    hop: float = 0.3  # a candidate naming someone or something the best hit names and the question does not
+    hop_anchors: int = 1  # how many of the best hits the second hop reads names from
+    vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
+    text_factor: int = 5  # full-text leg: max(text_factor x limit, 50) rows
+    window_factor: int = 4  # each date-filtered leg: max(window_factor x limit, 20) rows
+
+    def vector_depth(self, limit: int) -> int:
+        return max(self.vector_factor * limit, 20)
+
+    def text_depth(self, limit: int) -> int:
+        return max(self.text_factor * limit, 50)
+
+    def window_depth(self, limit: int) -> int:
+        return max(self.window_factor * limit, 20)
+
+
+RANKING = Ranking()
+
+
+@dataclass
+class ContextLine:
+    """A neighbouring line of a hit (same log block, page section or MEMORY.md zone), scored as a
+    hit would be. ``offset`` is its position relative to the hit (-1: the line before)."""
+
+    id: str
+    content: str
+    score: float
+    offset: int
+    semantic: float = 0.0
+    bm25: float = 0.0
+    truncated: bool = False
+
+
+@dataclass
+class Hit:
+    """One search result: the row's fields, its score and the terms of it (``semantic``; ``bm25``,
+    the row's BM25 score over the query's best; ``recency``; ``date_match``)."""
+
+    id: str
+    content: str
+    score: float
+    source_type: str
+    source_file: str | None
+    source_date: str | None
+    importance: float
+    category: str | None = None
+    semantic: float = 0.0
+    bm25: float = 0.0
+    duplicates: int = 0  # near-duplicate rows collapsed into this hit
+    truncated: bool = False  # content was cut to the setting's length
+    zone: str | None = None  # MEMORY.md's "generated" or "manual" zone (core-file rows)
+    recency: float = 0.0  # 0.5 ** (age of the fact / half-life); 0 without a fact date
+    date_match: bool = False  # dated in (or stating a date in) a window the question names
+    context: list[ContextLine] = field(default_factory=list)  # only with search(context=N)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = _output_keys(asdict(self))
+        out["context"] = [_output_keys(line) for line in out["context"]]
+        return out
+
+
+def _output_keys(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` in order, each under its serialised key (``bm25`` as ``full_text``)."""
+    return {_OUTPUT_KEYS.get(k, k): v for k, v in fields.items()}
+
+
+@dataclass
+class _Scored:
+    """A candidate row with both legs' scores and its ranking score."""
+
+    row: dict[str, Any]
+    semantic: float
+    bm25: float
+    importance: float
+    recency: float
+    date_match: bool
+    score: float
+
+    @property
+    def id(self) -> str:
+        return self.row["id"]
+
+    def hit(self) -> Hit:
+        row = self.row
+        return Hit(
+            id=row["id"],
+            content=row["content"],
+            score=round(self.score, 6),
+            source_type=row.get("source_type") or LEGACY_SOURCE_TYPE,
+            source_file=row.get("source_file"),
+            source_date=row.get("source_date"),
+            importance=self.importance,
+            category=row.get("category"),
+            semantic=round(self.semantic, 6),
+            bm25=round(self.bm25, 6),
+            zone=json_object(row.get("metadata")).get("zone")
+            if row.get("source_type") == "core_file"
+            else None,
+            recency=round(self.recency, 6),
+            date_match=self.date_match,
+        )
+
+
+def _sort_key(s: _Scored) -> tuple[float, float, str]:
+    # Recency breaks ties only (it is in the score itself just for current-state questions).
+    return (-round(s.score, 6), -s.recency, s.id)
+
+
+def _fact_day(fact_date: str | None) -> date | None:
+    if not fact_date:
+        return None
+    try:
+        return date.fromisoformat(fact_date[:10])
+    except ValueError:
+        return None
+
+
+def _recency(fact_date: str | None, today: date, half_life_days: float) -> float:
+    day = _fact_day(fact_date)
+    if day is None:
+        return 0.0
+    return float(0.5 ** (max((today - day).days, 0) / half_life_days))
+
+
+def _in_windows(content: str, fact_date: str | None, windows: Sequence[DateWindow]) -> bool:
+    """Whether the row is dated in a window, or states a date that falls in one."""
+    day = _fact_day(fact_date)
+    if day is not None and any(w.contains(day) for w in windows):
+        return True
+    stated = content_windows(content, day or windows[0].start)
+    return any(s.start <= w.end and w.start <= s.end for s in stated for w in windows)
+
+
+def _legacy_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An assistant-era row, read as it is: its source and date come from its metadata JSON."""
+    meta = json_object(row.get("metadata"))
+    created = row.get("created_at")
+    source_file = meta.get("source_file")
+    day = meta.get("source_date") or (source_file[:10] if isinstance(source_file, str) else None)
+    return {
+        **row,
+        "source_type": meta.get("source_type"),
+        "source_file": source_file,
+        "source_date": day,
+        "fact_date": day or (created.date().isoformat() if created else None),
+        "category": meta.get("category"),
+    }
+
+
+def _and(*clauses: str | None) -> str | None:
+    present = [c for c in clauses if c]
+    return " AND ".join(f"({c})" for c in present) or None
+
+
+def _matrix(column: pa.ChunkedArray) -> np.ndarray:
+    flat = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float32).reshape(len(column), -1)
+
+
+class _Scorer:
+    """Scores rows of one query: both legs for every row, the date windows and the priors."""
+
+    def __init__(
+        self,
+        *,
+        table: Any,
+        text: str,
+        where: str | None,
+        query_vector: Any,
+        ranking: Ranking,
+        windows: list[DateWindow],
+        current: bool,
+        today: date,
+        legacy: bool,
+        tombs: Tombstones,
+        fts: bool,
+    ) -> None:
+        self.table, self.text, self.where, self.ranking = table, text, where, ranking
+        self.query = None if query_vector is None else np.asarray(query_vector, dtype=np.float32)
+        self.windows, self.current, self.today, self.legacy, self.tombs = (
+            windows,
+            current,
+            today,
+            legacy,
+            tombs,
+        )
+        self.fts = fts and bool(text)
+        self.bm25: dict[str, float] = {}
+        self.best = 0.0
+        self.text_complete = True  # the full-text leg returned every matching row (not cut at its depth)
+        self.leg_best: tuple[str, float] | None = None  # the full-text leg's best row and score
+        self.leg_last = 0.0  # ... and its last (lowest) score
+        self.vectors: dict[str, np.ndarray] = {}
+
+    async def bm25_of(self, clause: str, at_most: int) -> dict[str, float]:
+        """BM25 scores of the (at most ``at_most``) rows under ``clause`` that share a term with the
+        query. LanceDB's scores use the whole table's statistics under a filter, so they compare
+        with the leg's."""
+        if not self.fts:
+            return {}
+        data = await (
+            self.table.query()
+            .nearest_to_text(self.text)
+            .where(_and(self.where, clause))
+            .limit(at_most)
+            .select(["id", "_score"])
+            .to_arrow()
+        )
+        return dict(
+            zip(data.column("id").to_pylist(), map(float, data.column("_score").to_pylist()), strict=True)
+        )
+
+    async def look_up_bm25(self, ids: Sequence[str]) -> None:
+        """The BM25 score of rows the full-text leg did not return. When the leg was not cut at its
+        depth, every row it missed shares no term with the query (0). Otherwise LanceDB scores them
+        under an id filter: exact for rows in the full-text index (its statistics are the whole
+        table's). Rows added since the last ``optimize`` are scored flat, over the filtered rows
+        only; the leg's best row, scored alongside, shows it and rescales them. Either way a row the
+        leg did not return scores at most the leg's last score, which bounds it."""
+        missing = [i for i in ids if i not in self.bm25]
+        if not self.fts or not missing:
+            return
+        if not self.text_complete and self.leg_best is not None:
+            best_id, best_score = self.leg_best
+            found = await self.bm25_of(id_in([*missing, best_id]), len(missing) + 1)
+            seen = found.pop(best_id, 0.0)
+            scale = best_score / seen if seen > 0 and abs(seen - best_score) > 1e-6 * best_score else 1.0
+            for row_id, value in found.items():
+                self.bm25[row_id] = min(value * scale, self.leg_last)
+        for row_id in missing:
+            self.bm25.setdefault(row_id, 0.0)
+
+    def visible(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``rows`` without the tombstoned ones."""
+        if not (self.tombs.contents or self.tombs.claims):
+            return list(rows)
+        return [r for r in rows if not self.tombs.hides(r["content"])]
+
+    async def scored(self, rows: Iterable[dict[str, Any]]) -> list[_Scored]:
+        """The visible ``rows`` with both legs' scores and the priors (their BM25 looked up first)."""
+        kept = self.visible(rows)
+        await self.look_up_bm25([r["id"] for r in kept])
+        return self.score(kept)
+
+    def score(self, kept: Sequence[dict[str, Any]]) -> list[_Scored]:
+        """Both legs and the priors for visible ``rows`` whose BM25 is known; vectors in ``self.vectors``."""
+        if not kept:
+            return []
+        if self.query is not None:
+            matrix = np.stack([self.vectors[r["id"]] for r in kept])
+            norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(self.query)) or 1.0)
+            cosines = (matrix @ self.query) / np.where(norms > 0, norms, 1.0)
+        else:
+            cosines = np.zeros(len(kept), dtype=np.float32)
+        r = self.ranking
+        # Without a query vector, full text is the only relevance there is: it takes the semantic
+        # weight too, so the lifecycle prior never outranks the words of the query.
+        text_weight = r.bm25 if self.query is not None else r.bm25 + r.semantic
+        out = []
+        for row, cosine in zip(kept, cosines, strict=True):
+            if self.legacy:
+                row = _legacy_row(row)
+            importance = float(row["importance"]) if row.get("importance") is not None else 0.5
+            semantic = float(cosine)
+            bm25 = self.bm25.get(row["id"], 0.0) / self.best if self.best > 0 else 0.0
+            recency = _recency(row.get("fact_date"), self.today, r.recency_half_life_days)
+            in_window = bool(self.windows) and _in_windows(row["content"], row.get("fact_date"), self.windows)
+            score = (
+                r.semantic * semantic
+                + text_weight * bm25
+                + r.importance * importance
+                + (r.date if in_window else 0.0)
+                + (r.recency * recency if self.current else 0.0)
+            )
+            out.append(_Scored(row, semantic, bm25, importance, recency, in_window, score))
+        return out
+
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
+def _words(text: str) -> set[str]:
+    return {_POSSESSIVE.sub("", w).lower() for w in _WORD.findall(text)}
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)]
+    return word
+
+
+def _second_hop(scored: list[_Scored], query: str, ranking: Ranking, limit: int) -> list[_Scored]:
+    """Multi-hop questions ("what does Iris's sister do?"): the best hit names a bridge ("Iris's
+    sister is called Thandiwe") that the answer names in turn ("Thandiwe is a beekeeper"). The
+    names in the best ``hop_anchors`` hits that the question does not hold lift the other
+    candidates naming them by ``hop``. A name is a capitalised word that few candidates share; a
+    capitalised first word also never appears in lower case among the candidates (a log line
+    starts with its verb: "Drinks", "Went"). Only candidates already found are lifted, and only
+    when there are more of them than places: no extra query."""
+    if len(scored) <= limit:
+        return scored
+    in_query = {_stem(w) for w in _words(query)}
+    names: dict[str, bool] = {}  # name -> seen as the first word
+    for s in scored[: ranking.hop_anchors]:
+        for i, m in enumerate(_WORD.finditer(s.row["content"])):
+            word = _POSSESSIVE.sub("", m.group(0))
+            if word[0].isupper() and len(word) > 2 and _stem(word.lower()) not in in_query:
+                names[word] = names.get(word, False) or i == 0
+    if not names:
+        return scored
+    rest = scored[ranking.hop_anchors :]
+    rare = max(3, len(scored) // 10)
+    bridges = []
+    for word, first in names.items():
+        pattern = re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE)
+        holders = [s for s in scored if pattern.search(s.row["content"])]
+        if len(holders) > rare:
+            continue  # a common word, not a name
+        if first and any(re.search(rf"\b{re.escape(word.lower())}\b", s.row["content"]) for s in scored):
+            continue  # a sentence's verb ("Drinks ..."): it appears in lower case too
+        bridges.append(pattern)
+    lifted = False
+    for s in rest:
+        if any(p.search(s.row["content"]) for p in bridges):
+            s.score += ranking.hop
+            lifted = True
+    return sorted(scored, key=_sort_key) if lifted else scored
+
+
+def _collapse(
+    scored: Sequence[_Scored], vectors: dict[str, np.ndarray], limit: int
+) -> list[tuple[_Scored, int]]:
+    """Keep the best of each group of near-duplicates (cosine >= 0.95 to a kept row), counting the
+    rest on it, until ``limit`` rows are kept. ``scored`` is best first."""
+    if not scored:
+        return []
+    matrix = _normalised_rows(np.stack([vectors[s.id] for s in scored]))
+    kept_rows = np.empty((limit, matrix.shape[1]), dtype=matrix.dtype)
+    kept: list[int] = []
+    counts: list[int] = []
+    for i in range(len(scored)):
+        if kept:
+            similar = kept_rows[: len(kept)] @ matrix[i]
+            j = int(np.argmax(similar))
+            if similar[j] >= DUPLICATE_COSINE:
+                counts[j] += 1
+                continue
+        if len(kept) < limit:
+            kept_rows[len(kept)] = matrix[i]
+            kept.append(i)
+            counts.append(0)
+    return [(scored[i], n) for i, n in zip(kept, counts, strict=True)]
+
+
+def _normalised_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
+
+
+def _normalised(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
