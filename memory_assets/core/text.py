@@ -76,3 +76,18 @@ def as_date(value: object) -> date | None:
         except ValueError:
             return None
     return None
+
+
+def stem(word: str) -> str:
+    """A crude stem of a lower-case word, good enough to meet "likes"/"liking"/"like",
+    "drinks"/"drinking" and "studies"/"study": how two claims' words and a question's words are
+    compared (claims, the second hop of a search)."""
+    for suffix in ("ing", "ies", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    if len(word) > 2 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]
+    return word

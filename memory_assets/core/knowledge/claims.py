@@ -54,7 +54,7 @@ from rapidfuzz import fuzz
 
 from memory_assets.core.knowledge.importance import CONFIRMED_RE
 from memory_assets.core.knowledge.personal_pages import one_line
-from memory_assets.core.text import fold
+from memory_assets.core.text import fold, stem
 
 CONFIRM, SHARPEN, SUPERSEDE, ADD = "confirm", "sharpen", "supersede", "add"
 NEAR_IDENTICAL = 0.97  # similarity of a restatement (the write path's confirmation band)
@@ -271,19 +271,6 @@ _SUBJECT_RE = re.compile(r"^\s*(?:the\s+)?user(?P<poss>['’]s)?\s+", re.IGNOREC
 _HAS_DIGIT = re.compile(r"\d")
 
 
-def _stem(word: str) -> str:
-    """A crude stem, good enough to meet "likes"/"liking"/"like" and "drinks"/"drinking"."""
-    for suffix in ("ing", "ies", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
-            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            break
-    if len(word) > 2 and word.endswith("e"):
-        word = word[:-1]
-    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-        word = word[:-1]
-    return word
-
-
 @dataclass(frozen=True)
 class SlotValue:
     slot: str
@@ -313,7 +300,7 @@ def strip_subject(text: str) -> str:
 
 
 def _value_words(text: str) -> frozenset[str]:
-    return frozenset(_stem(w) for w in fold(text).split() if w not in STOP_WORDS)
+    return frozenset(stem(w) for w in fold(text).split() if w not in STOP_WORDS)
 
 
 def _slot(text: str) -> SlotValue | None:
@@ -339,7 +326,7 @@ def _slot(text: str) -> SlotValue | None:
         slot = name
         if name == "attribute":
             attr = fold(groups["attr"]).replace("favourite", "favorite").replace("-", " ")
-            slot = "attribute:" + " ".join(_stem(w) for w in attr.split())
+            slot = "attribute:" + " ".join(stem(w) for w in attr.split())
         words = _value_words(groups["value"])
         if words:
             return SlotValue(slot, words)
@@ -366,7 +353,7 @@ def analyse(text: str) -> Form:
         # Numbers and calendar words are specifics, never key words.
         if token in STOP_WORDS or _HAS_DIGIT.search(token) or token in CALENDAR_WORDS:
             continue
-        key.append(_stem(token))
+        key.append(stem(token))
     return Form(
         text=line,
         folded=folded,
@@ -457,7 +444,7 @@ def relate(new: Form, old: Form) -> Relation | None:
 def _names(line: str) -> frozenset[str]:
     """Stems of the capitalised words after the first: names of people and places."""
     words = re.findall(r"[\w'’-]+", line)[1:]
-    return frozenset(_stem(fold(w)) for w in words if w[:1].isupper())
+    return frozenset(stem(fold(w)) for w in words if w[:1].isupper())
 
 
 def best_match(new: Form, claims: Sequence[Form]) -> tuple[int, Relation] | None:
