@@ -32,7 +32,7 @@ from pathlib import Path
 from _common import log, table
 from fixtures.make_consolidation_home import generate
 from memory_assets.core.audit.measurement import measure_home
-from memory_assets.core.dream.consolidator import make_consolidator
+from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import run_dream
 from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer

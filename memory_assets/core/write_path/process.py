@@ -37,7 +37,8 @@ from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
 from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.classifier import CONFIRMATION, REVISION, Known, classify
-from memory_assets.core.write_path.extraction import Extraction, Extractor, Turn, make_extractor
+from memory_assets.core.write_path.extraction import Extraction, Extractor, Turn
+from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.memory_md_refresh import refresh_memory_md
 
 IMPORTANT_AT = 0.7  # a fact this important refreshes MEMORY.md (the assistant's threshold)
