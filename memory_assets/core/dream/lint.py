@@ -56,6 +56,7 @@ from memory_assets.core.dream.promote import Claim, body_start, page_claims
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.knowledge.chunking import parse_page
 from memory_assets.core.knowledge.claims import similarity
+from memory_assets.core.knowledge.frontmatter_yaml import load_yaml
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.vault import list_pages
 
@@ -183,7 +184,7 @@ def _frontmatter_problem(text: str, rel: str) -> str | None:
             "take as frontmatter (its fields are ignored and indexed as text). Close it with '---'."
         )
     try:
-        value = yaml.safe_load("\n".join(lines[1 : start - 1]))
+        value = load_yaml("\n".join(lines[1 : start - 1]))
     except yaml.YAMLError:
         return None  # parse_page reports invalid YAML itself
     if value is not None and not isinstance(value, dict):

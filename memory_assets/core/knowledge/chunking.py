@@ -13,7 +13,9 @@ from datetime import date
 
 import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
+from memory_assets.core.knowledge.frontmatter_yaml import load_yaml
 from memory_assets.core.knowledge.importance import Lifecycle, normalise_status, parse_stale_after
 from memory_assets.core.text import as_date
 
@@ -136,6 +138,20 @@ def _human_verified(meta: dict[str, object]) -> bool:
 FRONTMATTER_CLOSE = re.compile(r"^(---|\.\.\.)\s*$", re.MULTILINE)
 
 
+class _BoundedYAMLHandler(YAMLHandler):
+    """python-frontmatter's YAML handler, reading with ``frontmatter_yaml.load_yaml`` (no aliases)."""
+
+    def load(self, fm: str, **kwargs: object) -> object:
+        return load_yaml(fm)
+
+
+def _load_frontmatter(text: str) -> frontmatter.Post:
+    handler = frontmatter.detect_format(text, frontmatter.handlers)
+    if isinstance(handler, YAMLHandler):
+        handler = _BoundedYAMLHandler()
+    return frontmatter.loads(text, handler=handler)
+
+
 def parse_page(text: str, name: str) -> Page:
     """Split frontmatter from body. Bad YAML is reported (file, line, fix) and the page is kept.
 
@@ -152,7 +168,7 @@ def parse_page(text: str, name: str) -> Page:
         )
         return Page(meta={}, body="", lifecycle=Lifecycle(), updated=None, category=None, warnings=warnings)
     try:
-        post = frontmatter.loads(text)
+        post = _load_frontmatter(text)
         meta: dict[str, object] = dict(post.metadata)
         body = post.content
     except yaml.YAMLError as exc:

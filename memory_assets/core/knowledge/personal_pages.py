@@ -54,6 +54,7 @@ import yaml
 
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.knowledge.categories import normalise_category, title_of
+from memory_assets.core.knowledge.frontmatter_yaml import load_yaml
 from memory_assets.core.knowledge.importance import CONFIRMED_RE
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
@@ -348,7 +349,7 @@ def split_frontmatter(text: str, name: str = "page") -> tuple[dict[str, Any], st
             "after the last frontmatter field. The file was left alone."
         )
     try:
-        data = yaml.safe_load(text[opening.end() : close.start()])
+        data = load_yaml(text[opening.end() : close.start()])
     except yaml.YAMLError as exc:
         mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = (mark.line + 2) if mark is not None else 1  # +1: 1-based, +1: the opening '---'
