@@ -40,7 +40,7 @@ from memory_assets.core.index.query_dates import DateWindow, content_windows
 from memory_assets.core.index.store import id_in
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.sources import LEGACY_SOURCE_TYPE
-from memory_assets.core.text import json_object
+from memory_assets.core.text import json_object, stem
 
 DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
 CANDIDATE_FACTOR = 4  # the vector leg's depth: max(4 x limit, 20)
@@ -344,13 +344,6 @@ def _words(text: str) -> set[str]:
     return {_POSSESSIVE.sub("", w).lower() for w in _WORD.findall(text)}
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)]
-    return word
-
-
 def _second_hop(scored: list[_Scored], query: str, ranking: Ranking, limit: int) -> list[_Scored]:
     """Multi-hop questions ("what does Iris's sister do?"): the best hit names a bridge ("Iris's
     sister is called Thandiwe") that the answer names in turn ("Thandiwe is a beekeeper"). The
@@ -361,12 +354,12 @@ def _second_hop(scored: list[_Scored], query: str, ranking: Ranking, limit: int)
     when there are more of them than places: no extra query."""
     if len(scored) <= limit:
         return scored
-    in_query = {_stem(w) for w in _words(query)}
+    in_query = {stem(w) for w in _words(query)}
     names: dict[str, bool] = {}  # name -> seen as the first word
     for s in scored[: ranking.hop_anchors]:
         for i, m in enumerate(_WORD.finditer(s.row["content"])):
             word = _POSSESSIVE.sub("", m.group(0))
-            if word[0].isupper() and len(word) > 2 and _stem(word.lower()) not in in_query:
+            if word[0].isupper() and len(word) > 2 and stem(word.lower()) not in in_query:
                 names[word] = names.get(word, False) or i == 0
     if not names:
         return scored
