@@ -5,9 +5,23 @@ and ``meta``).
 ``read_turns`` reads from a byte offset and pairs each user line with the assistant lines that
 follow it (already written) into a ``TranscriptTurn``; each turn has a stable id, the session and
 the byte offset of its user line, so a reader can process every turn exactly once. Only complete
-lines (ending in a newline) are read: a line still being written is left for the next read. A
-line that is not JSON, not an object, or has no ``role`` is skipped and reported with its file
-and line number; nothing in the file is changed.
+lines (ending in a newline) are read: a line still being written is left for the next read.
+Nothing in the file is ever changed; every problem is a warning naming the file, the line and
+the fix. What is kept of a bad line:
+
+* not JSON (nested too deep included), not an object, or no ``role`` ``user`` |
+  ``assistant``: the line is skipped (counted in ``skipped``).
+* bytes that are not valid UTF-8: replaced by U+FFFD, the rest of the line is read, and the line
+  is reported.
+* a user line whose ``ts`` is missing, not a string (a number, a bool), not an ISO date-time
+  (``yesterday``, ``2026-02-30``, hour 25) or outside the years 1-9999 once in UTC
+  (``9999-12-31T23:00:00-05:00``): the turn is kept and dated when it is ingested
+  (``at`` None), and the line is reported. One bad line never stops a read.
+* a user line whose ``content`` is not a string: the turn is kept with the text that can be
+  read (a list item by item, an object by its ``text`` or ``content`` field, a number or a bool
+  as written in the JSON, null as no text) and the line is reported. An assistant line's content is read the
+  same way without a report: an assistant line with no text (one that only called a tool) is
+  normal.
 """
 
 import json
@@ -15,9 +29,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory_assets.core.text import clean_text
+from memory_assets.core.text import clean_text, excerpt
 
 MAX_CONTENT_CHARS = 10_000  # the assistant caps a transcript line's content here too
+# Content parts nested deeper than this are not read: real content lists are one or two deep.
+MAX_CONTENT_DEPTH = 8
+TS_FIX = "write ts as an ISO 8601 date-time in UTC, e.g. 2026-07-01T09:12:00Z"
+UNCHANGED = "(the file was not modified)"
 
 
 @dataclass(frozen=True)
@@ -41,7 +59,8 @@ class TranscriptRead:
     turns: list[TranscriptTurn] = field(default_factory=list)
     end: int = 0  # where the next read starts
     end_line: int = 1  # the line number at ``end``
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # every problem, skipped line or not
+    skipped: int = 0  # lines not read at all
 
 
 def list_sessions(transcripts_dir: Path) -> list[tuple[str, Path]]:
@@ -50,14 +69,61 @@ def list_sessions(transcripts_dir: Path) -> list[tuple[str, Path]]:
     return sorted((p.stem, p) for p in transcripts_dir.glob("*.jsonl") if p.is_file())
 
 
-def _timestamp(value: object) -> datetime | None:
+def _timestamp(value: object) -> tuple[datetime | None, str | None]:
+    """The UTC time of a ``ts`` value, or None and what is wrong with it."""
+    if value is None:
+        return None, "no ts"
     if not isinstance(value, str):
-        return None
+        return None, f"ts {excerpt(json.dumps(value), 60)} is a {_json_kind(value)}, not a string"
     try:
         ts = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        return None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+        return None, f"ts {excerpt(value, 60)!r} is not an ISO date-time"
+    if ts.tzinfo is None:
+        return ts.replace(tzinfo=UTC), None
+    try:
+        return ts.astimezone(UTC), None
+    except OverflowError:  # 9999-12-31T23:00:00-05:00 is in the year 10000 in UTC
+        return None, f"ts {value!r} is outside the years 1-9999 in UTC"
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return {list: "list", dict: "object"}.get(type(value), type(value).__name__)
+
+
+def _text_parts(value: object, depth: int = 0) -> list[str]:
+    """The readable text of a ``content`` value, in order; see the module docstring."""
+    if isinstance(value, str):
+        return [value]
+    if value is None or depth > MAX_CONTENT_DEPTH:
+        return []
+    if isinstance(value, bool | int | float):
+        return [json.dumps(value)]
+    if isinstance(value, list):
+        return [part for item in value for part in _text_parts(item, depth + 1)]
+    if isinstance(value, dict):
+        inner = value.get("text", value.get("content"))
+        return [] if isinstance(inner, dict) else _text_parts(inner, depth + 1)
+    return []
+
+
+def _content(value: object) -> tuple[str, str | None]:
+    """A line's content as text (cleaned, capped), and what was wrong with it when not a string."""
+    if isinstance(value, str):
+        return clean_text(value)[:MAX_CONTENT_CHARS], None
+    text = clean_text("\n".join(p for p in _text_parts(value) if p.strip()))[:MAX_CONTENT_CHARS]
+    kept = (
+        f"its text was read ({len(text)} characters)"
+        if text.strip()
+        else "it holds no text, so the turn has none"
+    )
+    return text, f"content is a {_json_kind(value)}, not a string: {kept}; write content as a JSON string"
 
 
 def read_turns(path: Path, offset: int = 0, line_number: int | None = None) -> TranscriptRead:
@@ -79,14 +145,22 @@ def read_turns(path: Path, offset: int = 0, line_number: int | None = None) -> T
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw.decode("utf-8", "replace"))
-        except ValueError:
-            out.warnings.append(f"{path} line {number}: not JSON; skipped (the file was not modified)")
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", "replace")
+            out.warnings.append(
+                f"{path} line {number}: not valid UTF-8 (byte {exc.start + 1} of the line); the invalid "
+                f"bytes were read as U+FFFD. Re-save the file as UTF-8 to keep the exact text {UNCHANGED}"
+            )
+        try:
+            record = json.loads(text)
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
+            out.skipped += 1
+            out.warnings.append(f"{path} line {number}: not JSON; skipped {UNCHANGED}")
             continue
         if not isinstance(record, dict) or record.get("role") not in ("user", "assistant"):
-            out.warnings.append(
-                f"{path} line {number}: no role 'user' or 'assistant'; skipped (the file was not modified)"
-            )
+            out.skipped += 1
+            out.warnings.append(f"{path} line {number}: no role 'user' or 'assistant'; skipped {UNCHANGED}")
             continue
         rows.append((start, end, number, record))
     i = 0
@@ -98,9 +172,18 @@ def read_turns(path: Path, offset: int = 0, line_number: int | None = None) -> T
         replies = []
         last = number
         while i < len(rows) and rows[i][3]["role"] == "assistant":
-            replies.append(clean_text(rows[i][3].get("content"))[:MAX_CONTENT_CHARS])
+            replies.append(_content(rows[i][3].get("content"))[0])
             end, last = rows[i][1], rows[i][2]
             i += 1
+        user, content_problem = _content(record.get("content"))
+        at, ts_problem = _timestamp(record.get("ts"))
+        if ts_problem:
+            out.warnings.append(
+                f"{path} line {number}: {ts_problem}; the turn is dated when it is ingested. "
+                f"To date it, {TS_FIX} {UNCHANGED}"
+            )
+        if content_problem:
+            out.warnings.append(f"{path} line {number}: {content_problem} {UNCHANGED}")
         out.turns.append(
             TranscriptTurn(
                 session=session,
@@ -108,9 +191,9 @@ def read_turns(path: Path, offset: int = 0, line_number: int | None = None) -> T
                 end=end,
                 line=number,
                 next_line=last + 1,
-                user=clean_text(record.get("content"))[:MAX_CONTENT_CHARS],
+                user=user,
                 assistant="\n".join(replies),
-                at=_timestamp(record.get("ts")),
+                at=at,
             )
         )
     out.end, out.end_line = position, line_number + len(complete)

@@ -151,7 +151,7 @@ def _read_all(
         where = state["sessions"].get(session, {})
         read = read_turns(path, int(where.get("offset", 0)), where.get("line"))
         result.warnings += read.warnings
-        result.skipped_lines += len(read.warnings)
+        result.skipped_lines += read.skipped
         reads[session] = read
         streams.append([((t.at.isoformat() if t.at else ""), t.session, t.offset, t) for t in read.turns])
     return (turn for *_, turn in heapq.merge(*streams)), reads

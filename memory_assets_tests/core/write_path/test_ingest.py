@@ -83,6 +83,32 @@ def test_bad_transcript_lines_are_skipped_and_reported_once(settings: Settings, 
     assert later.turns == 1 and later.skipped_lines == 0  # the bad lines are reported once, not again
 
 
+@pytest.mark.parametrize("ts", ["9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+05:00"])
+def test_an_out_of_range_timestamp_blocks_no_session(settings: Settings, embedder: Embedder, ts: str) -> None:
+    """One line whose ts leaves the years 1-9999 in UTC is reported, its turn is ingested (dated
+    when ingested), and every other session goes through."""
+    settings.transcripts_dir.mkdir(parents=True, exist_ok=True)
+    (settings.transcripts_dir / "good.jsonl").write_text(
+        json.dumps({"ts": "2026-11-30T10:00:00Z", "role": "user", "content": "I own a kayak called Pellam."})
+        + "\n"
+    )
+    poison = settings.transcripts_dir / "poison.jsonl"
+    poison.write_text(json.dumps({"ts": ts, "role": "user", "content": "I own a raft called Skerry."}) + "\n")
+    result = ingest_transcripts(settings, RuleExtractor(), embedder=embedder)
+    assert result.turns == 2 and result.skipped_lines == 0
+    (warning,) = result.warnings
+    assert warning.startswith(f"{poison} line 1: ts {ts!r} is outside the years 1-9999 in UTC")
+    facts = {
+        path.name: [f.content for f in read_daily_log(path).facts]
+        for _, path in list_logs(settings.archive_dir)
+    }
+    assert any("Pellam" in f for f in facts.pop("2026-11-30.md"))
+    (today,) = facts.values()  # the poisoned turn: dated when it was ingested, not lost
+    assert any("Skerry" in f for f in today)
+    again = ingest_transcripts(settings, RuleExtractor(), embedder=embedder)
+    assert again.turns == 0 and again.warnings == []  # reported once
+
+
 def ingest_process(home: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memory_assets.cli", "--home", str(home), "--json", "ingest-transcripts"],
