@@ -31,10 +31,10 @@ from pathlib import Path
 
 from _common import log, table
 from fixtures.make_consolidation_home import generate
+from memory_assets.core.home import Home
 from memory_assets.core.audit.measurement import measure_home
 from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import run_dream
-from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.ranking import Hit
 from memory_assets.core.index.retrieval import search
@@ -116,7 +116,7 @@ def main() -> int:
         log(f"generating {args.days} days x {args.per_day} facts")
         truth = generate(home, args.days, args.per_day)
         settings = Settings.load(home, env={}, dream_min_facts="1")
-        indexer = Indexer(settings, embedder=shared_embedder())
+        indexer = Home(settings).indexer
         start = time.perf_counter()
         indexer.sweep()
         log(f"indexed in {time.perf_counter() - start:.1f} s; measuring before")

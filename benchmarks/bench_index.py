@@ -37,6 +37,7 @@ import numpy as np
 from _common import latency_ms, log, percentile, table
 
 from fixtures.sentences import fact_sentences, query_sentences, vary
+from memory_assets.core.home import Home
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs, read_daily_log
 from memory_assets.core.models.embedder import Embedder, shared_embedder
 from memory_assets.core.ops.status import init_home
@@ -480,7 +481,7 @@ def bench_commits(root: Path, rebuilt: Settings) -> None:
         return f"{lat['p50']:.1f} ms"
 
     for label, s in (("(c) day table above", settings), ("(b) rebuilt table", rebuilt)):
-        st = MemoryStore(s.index_uri, s.table_name, s.user_id)
+        st = Home(s).store
         before = st.stats()
         fts_before = fts_p50(st)
         start = time.perf_counter()
@@ -592,7 +593,7 @@ def bench_search(
     sib = float(np.mean(np.sum(vectors[:1000] * vectors[n_base : n_base + 1000], axis=1)))
 
     settings = new_home(root, "search100k")
-    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    store = Home(settings).store
     table_ = TableWriter(store).table_for_write(emb.model_name, emb.dimension)
     batch = 10_000
     start = time.perf_counter()

@@ -22,9 +22,8 @@ from pathlib import Path
 
 from _common import log, table
 from fixtures.make_consolidation_home import generate
+from memory_assets.core.home import Home
 from memory_assets.core.capture.daily_log import list_logs, read_daily_log
-from memory_assets.core.models.embedder import shared_embedder
-from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.reconcile import reconcile
 from memory_assets.core.settings import Settings
 
@@ -42,7 +41,7 @@ def main() -> int:
         log(f"generating {args.days} days x 100 facts and indexing them")
         generate(home, args.days, 100)
         settings = Settings.load(home, env={})
-        indexer = Indexer(settings, embedder=shared_embedder())
+        indexer = Home(settings).indexer
         indexer.sweep()
         # Many small writes first, as a live index has between two optimizes.
         for day, _ in list_logs(settings.archive_dir)[-10:]:

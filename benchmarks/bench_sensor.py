@@ -36,10 +36,9 @@ import dagster as dg
 from _common import log, percentile, table
 
 from fixtures.sentences import fact_sentences
+from memory_assets.core.home import Home
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.ops.status import init_home
-from memory_assets.core.models.embedder import shared_embedder
-from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.settings import Settings
 
@@ -63,7 +62,7 @@ def tick(
 def old_tick(settings: Settings) -> float:
     """What every tick did before: plan every log (read + parse + digest) and sha256 every file."""
     start = time.perf_counter()
-    indexer = Indexer(settings)
+    indexer = Home(settings).indexer_without_embedder()
     tombs, wm = indexer.tombstones(), indexer.watermark()
     for day, path in list_logs(settings.archive_dir):
         indexer.plan_day(day, tombs, wm, read_watermark_file=False).digest()
@@ -98,7 +97,7 @@ def main() -> int:
             )
         log("indexing them (bulk fill with the bundled model)")
         start = time.perf_counter()
-        sweep = Indexer(settings, embedder=shared_embedder()).sweep()
+        sweep = Home(settings).indexer.sweep()
         index_s = time.perf_counter() - start
         instance = dg.DagsterInstance.ephemeral()
 

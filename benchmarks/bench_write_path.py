@@ -48,6 +48,7 @@ from _common import log, percentile, table
 
 from fixtures.sentences import fact_sentences
 from bench_index import synth_rows
+from memory_assets.core.home import Home
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.index.table_writer import TableWriter
@@ -180,7 +181,7 @@ def main() -> int:
         log(f"building a {args.rows:,}-row index")
         base = fact_sentences(2000, seed=44)
         rows, vectors = synth_rows(base, emb.embed([t for _, t in base]), args.rows, 0.03, per_file=100)
-        store = MemoryStore(settings.index_uri)
+        store = Home(settings).store
         table_ = TableWriter(store).table_for_write(emb.model_name, emb.dimension)
         for b in range(0, args.rows, 10_000):
             part = rows[b : b + 10_000]
