@@ -20,7 +20,10 @@ an exception), when it:
 atomic (``write_atomic``: a reader sees the old page or the new one) and bounded
 (``MAX_WRITE_BYTES``); reads are cut at ``MAX_READ_CHARS`` with a note saying how to read on.
 ``glob`` and ``grep`` walk the vault without following symlinked folders and list only what
-``read`` would accept. The checks run just before each file operation; a process racing the agent
+``read`` would accept. The model's patterns run on the ``regex`` matcher with a time bound
+(``MATCH_TIMEOUT_S`` for one call, all files together): the agent's deadline is checked only
+between model calls, so a pattern that backtracks without bound (``(a|aa)+$``) fails its call
+with a tool error rather than holding the dream past its time limit. The checks run just before each file operation; a process racing the agent
 to swap a folder for a symlink in between is outside what they defend against.
 
 ``written`` lists the pages whose bytes changed, in order; ``rollback()`` restores them (removes
@@ -31,10 +34,13 @@ changed a page since.
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
+
+import regex
 
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.settings import Settings
@@ -52,6 +58,7 @@ MAX_GREP_MATCHES = 200
 MAX_GREP_LINE = 300  # characters of a matching line shown
 MAX_GREP_FILE_BYTES = 2_000_000
 MAX_PATTERN_CHARS = 500
+MATCH_TIMEOUT_S = 2.0  # one glob or grep call's pattern matching, over every file
 MAX_SEARCH_RESULTS = 10
 MAX_HIT_CHARS = 600
 MIN_RETIRE_CHARS = 24  # the runner never tombstones a shorter line (design §4.10)
@@ -159,7 +166,7 @@ def fact_candidates(text: str) -> list[str]:
     return list(dict.fromkeys(c for c in (whole, bare, untagged) if c))
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> "regex.Pattern[str]":
     """A vault-relative glob as a regex over POSIX paths: ``*`` and ``?`` stay within a folder,
     a ``**`` part spans any number of folders (none included), ``[...]`` is a character class.
     Case-insensitive, as the vault may live on a case-insensitive disk."""
@@ -189,7 +196,40 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             i += 1
         if not last:
             out.append("/")
-    return re.compile("".join(out) + r"\Z", re.IGNORECASE)
+    return regex.compile("".join(out) + r"\Z", regex.IGNORECASE)
+
+
+class _MatchClock:
+    """The time one tool call's matching may take (``MATCH_TIMEOUT_S``), across every match."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.deadline = time.monotonic() + MATCH_TIMEOUT_S
+
+    def left(self) -> float:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise self.expired()
+        return remaining
+
+    def expired(self) -> ToolError:
+        return ToolError(
+            f"matching {self.pattern!r} took longer than {MATCH_TIMEOUT_S:g} s, so the call was "
+            "stopped: the pattern backtracks without bound (nested or overlapping repeats such as "
+            "(a+)+ or (a|aa)+). Use a simpler pattern, or a literal word"
+        )
+
+    def match(self, pattern: "regex.Pattern[str]", text: str) -> bool:
+        try:
+            return pattern.match(text, timeout=self.left()) is not None
+        except TimeoutError:
+            raise self.expired() from None
+
+    def search(self, pattern: "regex.Pattern[str]", text: str) -> bool:
+        try:
+            return pattern.search(text, timeout=self.left()) is not None
+        except TimeoutError:
+            raise self.expired() from None
 
 
 class VaultTools:
@@ -455,8 +495,9 @@ class VaultTools:
 
     def glob(self, pattern: str) -> str:
         self._pattern(pattern)
-        regex = glob_regex(pattern.strip().removeprefix("./"))
-        matches = [rel for rel, _ in self._walk() if regex.match(rel)]
+        compiled = glob_regex(pattern.strip().removeprefix("./"))
+        clock = _MatchClock(pattern)
+        matches = [rel for rel, _ in self._walk() if clock.match(compiled, rel)]
         if not matches:
             return f"no vault file matches {pattern!r}"
         shown = matches[:MAX_GLOB_RESULTS]
@@ -467,19 +508,20 @@ class VaultTools:
         if len(pattern) > MAX_PATTERN_CHARS:
             raise ToolError(f"the pattern is longer than {MAX_PATTERN_CHARS} characters")
         try:
-            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
+            compiled = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except regex.error as exc:
             raise ToolError(f"{pattern!r} is not a valid regular expression: {exc}") from None
         self._pattern(path_glob)
         files = glob_regex(path_glob.strip().removeprefix("./"))
+        clock = _MatchClock(pattern)
         lines: list[str] = []
         total = 0
         for rel, path in self._walk():
-            if not files.match(rel) or path.stat().st_size > MAX_GREP_FILE_BYTES:
+            if not clock.match(files, rel) or path.stat().st_size > MAX_GREP_FILE_BYTES:
                 continue
             text = path.read_bytes().decode("utf-8", errors="replace")
             for number, line in enumerate(text.splitlines(), start=1):
-                if regex.search(line):
+                if clock.search(compiled, line):
                     total += 1
                     if len(lines) < MAX_GREP_MATCHES:
                         shown = line if len(line) <= MAX_GREP_LINE else line[:MAX_GREP_LINE] + "..."

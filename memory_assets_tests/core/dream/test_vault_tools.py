@@ -1,0 +1,69 @@
+"""The agent's vault tools against hostile patterns and files: every call ends, with a tool error.
+
+Calls that could hang on a regression run in a child process with a time limit, so the test
+fails instead of hanging."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from memory_assets.core.dream.vault_tools import MATCH_TIMEOUT_S, VaultTools
+from memory_assets.core.settings import Settings
+
+
+def call_in_child(
+    settings: Settings, calls: list[tuple[str, dict[str, object]]], timeout: float = 60
+) -> list:
+    """``VaultTools(settings).call(...)`` for each call in a child process: [(answer, seconds)]."""
+    code = f"""
+import json, sys, time
+from memory_assets.core.dream.vault_tools import VaultTools
+from memory_assets.core.settings import Settings
+tools = VaultTools(Settings.load({str(settings.home)!r}))
+out = []
+for name, args in json.loads(sys.argv[1]):
+    start = time.perf_counter()
+    out.append((tools.call(name, args), time.perf_counter() - start))
+print(json.dumps(out))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(calls)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_a_pattern_that_backtracks_without_bound_fails_its_call_within_the_time_bound(
+    settings: Settings,
+) -> None:
+    page = settings.notebook_dir / "2_Wiki" / "Concepts" / "Aaa.md"
+    page.write_text("# Aaa\n\n" + "a" * 40 + "!\n", encoding="utf-8")
+    [(answer, seconds), (ok, _)] = call_in_child(
+        settings, [("grep", {"pattern": "(a|aa)+$"}), ("grep", {"pattern": "a{40}!"})]
+    )
+    assert answer.startswith("error: matching '(a|aa)+$' took longer than")
+    assert "backtracks without bound" in answer and "simpler pattern" in answer
+    assert seconds < MATCH_TIMEOUT_S + 3
+    assert ok == "2_Wiki/Concepts/Aaa.md:3: " + "a" * 40 + "!"  # an ordinary pattern still works
+
+
+def test_glob_and_grep_patterns_keep_pythons_syntax(settings: Settings) -> None:
+    (settings.notebook_dir / "3_Personal" / "Preferences.md").write_text("- Likes Jazz.\n- likes tea\n")
+    tools = VaultTools(settings)
+    started = time.perf_counter()
+    assert (
+        tools.call("grep", {"pattern": r"(?i)^-\s+likes\b", "path_glob": "3_Personal/*.md"}).count("\n") == 1
+    )
+    assert (
+        tools.call("grep", {"pattern": "jazz", "ignore_case": True})
+        == "3_Personal/Preferences.md:1: - Likes Jazz."
+    )
+    assert tools.call("glob", {"pattern": "3_*/[pq]*.md"}) == "3_Personal/Preferences.md"
+    assert tools.call("grep", {"pattern": "("}).startswith("error: '(' is not a valid regular expression")
+    assert time.perf_counter() - started < MATCH_TIMEOUT_S
