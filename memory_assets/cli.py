@@ -385,11 +385,28 @@ def cmd_legacy_forget_backup(args: argparse.Namespace) -> dict[str, Any]:
     return forget_backup(settings, args.backup, args.table, remove_copy=args.remove_copy)
 
 
+AT_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"
+
+
 def _utc(text: str) -> Any:
+    """An ``--at`` value: an ISO date or date-time, UTC when it has no offset. Its UTC time picks
+    the day's log, so it must fall in the years 1-9999; anything else is an argparse error (exit
+    2) naming the expected format."""
     from datetime import UTC, datetime
 
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date-time ({AT_FORMAT})") from None
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is outside the years 1-9999 in UTC; give a date-time from 0001-01-01 to "
+            f"9999-12-31 in UTC ({AT_FORMAT})"
+        ) from None
+    return value
 
 
 def _print_human(result: Any) -> None:

@@ -185,3 +185,45 @@ def test_no_progress_bars_on_stderr(settings: Settings, embedder: Embedder) -> N
         )
         assert done.returncode == 0, done.stderr
         assert "%|" not in done.stderr and "it/s" not in done.stderr, done.stderr
+
+
+AT_FORMAT = "(YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM])"
+
+
+@pytest.mark.parametrize(
+    ("at", "problem"),
+    [
+        ("yesterday", "'yesterday' is not an ISO date-time"),
+        ("2026-02-30", "'2026-02-30' is not an ISO date-time"),
+        ("9999-12-31T23:59:59-05:00", "'9999-12-31T23:59:59-05:00' is outside the years 1-9999 in UTC"),
+        ("0001-01-01T00:00:00+05:00", "'0001-01-01T00:00:00+05:00' is outside the years 1-9999 in UTC"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["remember", "I own a kayak called Pellam"], ["write-turn", "--user", "hi"]]
+)
+def test_a_bad_at_names_the_expected_format_and_writes_nothing(
+    settings: Settings, capsys: pytest.CaptureFixture[str], command: list[str], at: str, problem: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--home", str(settings.home), "--json", *command, "--at", at])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert f"error: argument --at: {problem}" in err and AT_FORMAT in err
+    assert "Traceback" not in err and "_utc" not in err
+    assert not list(settings.archive_dir.glob("*.md"))
+
+
+def test_at_the_edges_of_the_calendar_files_the_fact_under_its_utc_day(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for at in ("9999-12-31T23:59:59Z", "0001-01-01", "2026-07-01T01:12+02:00"):
+        code, _, err = run(
+            capsys, "--home", str(settings.home), "--json", "remember", f"Owns a kayak {at}", "--at", at
+        )
+        assert code == 0, err
+    assert sorted(p.name for p in settings.archive_dir.glob("*.md")) == [
+        "0001-01-01.md",
+        "2026-06-30.md",
+        "9999-12-31.md",
+    ]
