@@ -14,7 +14,9 @@ an exception), when it:
   it, into a hidden part or onto ``log.md``;
 * would write through a symlink at all (even one pointing inside the vault);
 * lies in the memory dir, the daily logs, the transcripts or a local index, should one of them sit
-  inside the vault.
+  inside the vault;
+* is not a regular file (a FIFO, a socket, a device): it is opened without blocking and checked
+  on the open descriptor, so a FIFO planted in the vault can never hang a call.
 
 ``schema.md`` and ``index.md`` may be read and written. Writes go to ``*.md`` files only, are
 atomic (``write_atomic``: a reader sees the old page or the new one) and bounded
@@ -34,6 +36,7 @@ changed a page since.
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -421,7 +424,7 @@ class VaultTools:
                     self._resolve(rel, write=False)
                 except (ToolError, OSError):
                     continue
-                if path.is_file():
+                if _is_regular(path):
                     found.append((rel, path))
         yield from sorted(found)
 
@@ -430,12 +433,10 @@ class VaultTools:
         target, rel = self._resolve(path, write=False)
         if target.is_dir():
             raise ToolError(f"{rel} is a folder; list it with glob('{rel}/*')")
-        if not target.is_file():
+        data = _read_regular(target, rel, MAX_READ_BYTES)
+        if data is None:
             raise ToolError(f"{rel} does not exist; list pages with glob, e.g. glob('**/*.md')")
-        size = target.stat().st_size
-        if size > MAX_READ_BYTES:
-            raise ToolError(f"{rel} is {size} bytes, too large to read (limit {MAX_READ_BYTES})")
-        text = target.read_bytes().decode("utf-8", errors="replace")
+        text = data.decode("utf-8", errors="replace")
         start = max(0, offset)
         if start and start >= len(text):
             raise ToolError(f"offset {offset} is past the end of {rel} ({len(text)} characters)")
@@ -457,7 +458,7 @@ class VaultTools:
         if target.is_dir():
             raise ToolError(f"{rel} is a folder")
         with file_lock(target):
-            before = target.read_bytes() if target.exists() else None
+            before = _read_regular(target, rel)
             if before == data:
                 return f"{rel} unchanged (the content is what the page already holds)"
             write_atomic(target, data)
@@ -468,10 +469,10 @@ class VaultTools:
         target, rel = self._resolve(path, write=True)
         if not old:
             raise ToolError("`old` is empty; copy the exact passage to replace from the page")
-        if not target.is_file():
-            raise ToolError(f"{rel} does not exist; create it with write")
         with file_lock(target):
-            before = target.read_bytes()
+            before = _read_regular(target, rel)
+            if before is None:
+                raise ToolError(f"{rel} does not exist; create it with write")
             try:
                 text = before.decode("utf-8")
             except UnicodeDecodeError:
@@ -519,7 +520,11 @@ class VaultTools:
         for rel, path in self._walk():
             if not clock.match(files, rel) or path.stat().st_size > MAX_GREP_FILE_BYTES:
                 continue
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            try:
+                data = _read_regular(path, rel, MAX_GREP_FILE_BYTES)
+            except ToolError:
+                continue  # swapped for something grep does not read since the walk listed it
+            text = (data or b"").decode("utf-8", errors="replace")
             for number, line in enumerate(text.splitlines(), start=1):
                 if clock.search(compiled, line):
                     total += 1
@@ -644,6 +649,52 @@ def _real(path: Path, raw: str) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         raise ToolError(f"{raw!r} cannot be resolved (a symlink loop or an unreadable link)") from None
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+}
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def _read_regular(path: Path, rel: str, max_bytes: int | None = None) -> bytes | None:
+    """The bytes of the regular file at ``path``; None when nothing is there. Anything else is a
+    ToolError: a folder, a FIFO, a socket or a device (opened with ``O_NONBLOCK`` and checked on
+    the open descriptor, so the open itself never waits for a writer and a file swapped in after
+    a check is still caught), or a file over ``max_bytes``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolError(f"{rel} is a folder") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{rel} is a folder")
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            raise ToolError(
+                f"{rel} is {kind}, not a page; the agent reads and writes regular files only, so "
+                "leave it alone (a person should remove it from the vault)"
+            )
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise ToolError(f"{rel} is {info.st_size} bytes, too large to read (limit {max_bytes})")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _first_line(text: str) -> str:

@@ -67,3 +67,26 @@ def test_glob_and_grep_patterns_keep_pythons_syntax(settings: Settings) -> None:
     assert tools.call("glob", {"pattern": "3_*/[pq]*.md"}) == "3_Personal/Preferences.md"
     assert tools.call("grep", {"pattern": "("}).startswith("error: '(' is not a valid regular expression")
     assert time.perf_counter() - started < MATCH_TIMEOUT_S
+
+
+def test_a_fifo_in_the_vault_is_refused_by_every_tool_and_never_hangs_one(settings: Settings) -> None:
+    os.mkfifo(settings.notebook_dir / "2_Wiki" / "fifo.md")
+    (settings.notebook_dir / "2_Wiki" / "Page.md").write_text("fifo is a word here\n")
+    answers = [
+        answer
+        for answer, _ in call_in_child(
+            settings,
+            [
+                ("write", {"path": "2_Wiki/fifo.md", "content": "x"}),
+                ("edit", {"path": "2_Wiki/fifo.md", "old": "a", "new": "b"}),
+                ("read", {"path": "2_Wiki/fifo.md"}),
+                ("glob", {"pattern": "2_Wiki/*"}),
+                ("grep", {"pattern": "fifo"}),
+            ],
+            timeout=30,
+        )
+    ]
+    refusal = "error: 2_Wiki/fifo.md is a FIFO, not a page; the agent reads and writes regular files only"
+    assert [a.startswith(refusal) for a in answers[:3]] == [True, True, True]
+    assert answers[3] == "2_Wiki/Page.md" and answers[4] == "2_Wiki/Page.md:1: fifo is a word here"
+    assert (settings.notebook_dir / "2_Wiki" / "fifo.md").is_fifo()
