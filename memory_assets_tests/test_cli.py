@@ -227,3 +227,20 @@ def test_at_the_edges_of_the_calendar_files_the_fact_under_its_utc_day(
         "2026-06-30.md",
         "9999-12-31.md",
     ]
+
+
+def test_a_chat_id_with_a_newline_writes_no_fact_line(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory_assets.core.capture.daily_log import list_logs, read_daily_log
+
+    home = str(settings.home)
+    code, _, err = run(
+        capsys, "--home", home, "--json", "remember", "Legit fact with odd chat id", "--chat-id", "\n-[x]pwn"
+    )
+    assert code == 0, err
+    ((_, log),) = list_logs(settings.archive_dir)
+    parsed = read_daily_log(log)
+    assert parsed.warnings == [] and [f.content for f in parsed.facts] == ["Legit fact with odd chat id"]
+    code, out, _ = run(capsys, "--home", home, "--json", "search", "pwn", "--no-embed")
+    assert code == 0 and json.loads(out) == []

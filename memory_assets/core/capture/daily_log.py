@@ -11,7 +11,8 @@ Compatible with existing users' files (design §4.1)::
 A fact line is ``- [category] content`` plus, only when there are tags, a space and the
 space-joined tags inside one pair of backticks. The writer sanitises what the line format
 cannot carry (newlines, a ``]`` in a category, whitespace inside a tag, content that itself ends
-in a backtick span) so that everything it writes parses back to exactly what it wrote.
+in a backtick span, a chat id that is not one word) so that everything it writes parses back to
+exactly what it wrote.
 """
 
 import re
@@ -165,8 +166,16 @@ def format_block(chat_id: str, facts: Iterable[LogFact], now: datetime | None = 
     if not lines:
         return None
     day = now.date()
-    text = f"\n## {now:%H:%M} — {chat_id[:8]}\n\n" + "\n".join(lines) + "\n"
+    text = f"\n## {now:%H:%M} — {block_chat(chat_id)}\n\n" + "\n".join(lines) + "\n"
     return LogBlock(day, text)
+
+
+def block_chat(chat_id: str) -> str:
+    """The chat id as a block header carries it: one word of at most 8 characters. Control
+    characters, line breaks and whitespace become ``-``, so no chat id can end the header's line
+    (and start a fact line of its own) or fail ``BLOCK_RE``; an id with nothing left is
+    ``default``."""
+    return "-".join(_clean(chat_id).split())[:8] or "default"
 
 
 def append_block(archive_dir: Path, block: LogBlock) -> Path:

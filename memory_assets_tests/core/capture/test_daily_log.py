@@ -1,12 +1,14 @@
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_assets.core.capture.daily_log import (
     LogFact,
     append_facts,
+    format_block,
     format_fact_line,
     list_logs,
     parse_daily_log,
@@ -124,3 +126,32 @@ def test_what_is_written_parses_back_exactly(content: str, category: str | None,
     fact = parsed.facts[0]
     assert (fact.content, fact.category, fact.tags) == (expected.content, expected.category, expected.tags)
     assert format_fact_line(fact) == line  # idempotent
+
+
+@pytest.mark.parametrize(
+    "chat_id",
+    ["\n-[x]pwn", "ab\r\n- [general] injected `tag`", "x\u2028- [goal] injected", "\x85- [a] b", "\n\n", ""],
+)
+def test_a_chat_id_cannot_inject_a_line(tmp_path: Path, chat_id: str) -> None:
+    now = datetime(2026, 7, 1, 9, 12, tzinfo=UTC)
+    append_facts(tmp_path, chat_id, [LogFact("Legit fact written with an odd chat id", "general")], now=now)
+    text = (tmp_path / "2026-07-01.md").read_text(encoding="utf-8")
+    header = text.splitlines()[2]
+    assert header.startswith("## 09:12 — ") and len(text.splitlines()) == 5
+    parsed = parse_daily_log(text, "2026-07-01.md")
+    assert parsed.warnings == [] and parsed.skipped_lines == 0
+    assert [(f.content, f.category, f.line) for f in parsed.facts] == [
+        ("Legit fact written with an odd chat id", "general", 5)
+    ]
+    assert parsed.facts[0].chat == header.removeprefix("## 09:12 — ") and "\n" not in parsed.facts[0].chat
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_chat_id_gives_a_one_line_header_that_parses(chat_id: str) -> None:
+    block = format_block(chat_id, [LogFact("A fact", "goal")], datetime(2026, 7, 1, 9, 12, tzinfo=UTC))
+    assert block is not None
+    parsed = parse_daily_log(block.header + block.text)
+    assert parsed.warnings == []
+    assert [(f.content, f.time) for f in parsed.facts] == [("A fact", "09:12")]
+    assert parsed.facts[0].chat and len(parsed.facts[0].chat) <= 8
