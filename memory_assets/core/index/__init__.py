@@ -1,1 +1,12 @@
-"""The derived tier: the LanceDB table, the rows a file should produce, the indexer (its only writer), embeddings and retrieval."""
+"""The derived tier (floor 2): the LanceDB table, always a function of the markdown.
+
+``rows.py`` says what rows a file should produce (``FilePlan``, deterministic ids); the
+``Indexer`` (``indexer.py``) diffs those plans against the table under per-file and table locks,
+and is the one holder of ``table_writer.py``, the only code that writes the table (design §7
+invariant 2); ``store.py`` reads it (versions, caches, schema checks) and ``index_state.py``
+remembers each file's digest. ``freshness.py`` tells the sensors which files are stale.
+``retrieval.py`` (the legs, ``keyword_search``), ``ranking.py`` (the score) and ``context.py``
+(neighbouring lines) answer questions, with ``query_dates.py`` reading the dates a question names;
+``best_facts.py`` is the per-turn MEMORY.md writer's read model; ``retire.py`` tombstones a text
+and reindexes every file that holds it.
+"""
