@@ -23,10 +23,11 @@ atomic (``write_atomic``: a reader sees the old page or the new one) and bounded
 (``MAX_WRITE_BYTES``); reads are cut at ``MAX_READ_CHARS`` with a note saying how to read on.
 ``glob`` and ``grep`` walk the vault without following symlinked folders and list only what
 ``read`` would accept. The model's patterns run on the ``regex`` matcher with a time bound
-(``MATCH_TIMEOUT_S`` for one call, all files together): the agent's deadline is checked only
-between model calls, so a pattern that backtracks without bound (``(a|aa)+$``) fails its call
-with a tool error rather than holding the dream past its time limit. The checks run just before each file operation; a process racing the agent
-to swap a folder for a symlink in between is outside what they defend against.
+(``vault_files.MATCH_TIMEOUT_S`` for one call, all files together), so a pattern that backtracks
+without bound fails its call with a tool error rather than holding the dream past its time
+limit. Files are read by ``vault_files.read_regular``. The checks run just before each file
+operation; a process racing the agent to swap a folder for a symlink in between is outside what
+they defend against.
 
 ``written`` lists the pages whose bytes changed, in order; ``rollback()`` restores them (removes
 the ones created) so a failed run leaves the vault as it found it, except where someone else
@@ -36,8 +37,6 @@ changed a page since.
 import json
 import os
 import re
-import stat
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -45,6 +44,14 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
+from memory_assets.core.dream.vault_files import (
+    MatchClock,
+    ToolError,
+    glob_regex,
+    is_regular,
+    read_regular,
+    real_path,
+)
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.settings import Settings
 from memory_assets.core.text import excerpt, normalise
@@ -61,7 +68,6 @@ MAX_GREP_MATCHES = 200
 MAX_GREP_LINE = 300  # characters of a matching line shown
 MAX_GREP_FILE_BYTES = 2_000_000
 MAX_PATTERN_CHARS = 500
-MATCH_TIMEOUT_S = 2.0  # one glob or grep call's pattern matching, over every file
 MAX_SEARCH_RESULTS = 10
 MAX_HIT_CHARS = 600
 MIN_RETIRE_CHARS = 24  # the runner never tombstones a shorter line (design §4.10)
@@ -70,10 +76,6 @@ ERROR_PREFIX = "error: "
 _LINE_PREFIX = re.compile(r"^\s*(?:-|\d+\.)\s*")  # a bullet, or a number the batch listing gave it
 _BRACKETS = re.compile(r"^(?:\[[^\]]*\]\s*)+")  # "[category] ", "[2026-11-20] [category] "
 _TAG_GROUP = re.compile(r"\s*`[^`]*`\s*$")  # a trailing tag group
-
-
-class ToolError(Exception):
-    """A refused or failed tool call; its message goes back to the model as the tool's answer."""
 
 
 @dataclass(frozen=True)
@@ -167,72 +169,6 @@ def fact_candidates(text: str) -> list[str]:
     bare = _BRACKETS.sub("", _LINE_PREFIX.sub("", whole)).strip()
     untagged = _TAG_GROUP.sub("", bare).strip()
     return list(dict.fromkeys(c for c in (whole, bare, untagged) if c))
-
-
-def glob_regex(pattern: str) -> "regex.Pattern[str]":
-    """A vault-relative glob as a regex over POSIX paths: ``*`` and ``?`` stay within a folder,
-    a ``**`` part spans any number of folders (none included), ``[...]`` is a character class.
-    Case-insensitive, as the vault may live on a case-insensitive disk."""
-    parts = pattern.split("/")
-    out: list[str] = []
-    for index, part in enumerate(parts):
-        last = index == len(parts) - 1
-        if part == "**":
-            out.append(".*" if last else "(?:[^/]*/)*")
-            continue
-        i = 0
-        while i < len(part):
-            ch = part[i]
-            if ch == "*":
-                out.append("[^/]*")
-            elif ch == "?":
-                out.append("[^/]")
-            elif ch == "[" and "]" in part[i + 2 :]:
-                end = part.index("]", i + 2)
-                body = part[i + 1 : end]
-                negate = body.startswith("!")
-                body = body[1:] if negate else body
-                out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
-                i = end
-            else:
-                out.append(re.escape(ch))
-            i += 1
-        if not last:
-            out.append("/")
-    return regex.compile("".join(out) + r"\Z", regex.IGNORECASE)
-
-
-class _MatchClock:
-    """The time one tool call's matching may take (``MATCH_TIMEOUT_S``), across every match."""
-
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
-        self.deadline = time.monotonic() + MATCH_TIMEOUT_S
-
-    def left(self) -> float:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise self.expired()
-        return remaining
-
-    def expired(self) -> ToolError:
-        return ToolError(
-            f"matching {self.pattern!r} took longer than {MATCH_TIMEOUT_S:g} s, so the call was "
-            "stopped: the pattern backtracks without bound (nested or overlapping repeats such as "
-            "(a+)+ or (a|aa)+). Use a simpler pattern, or a literal word"
-        )
-
-    def match(self, pattern: "regex.Pattern[str]", text: str) -> bool:
-        try:
-            return pattern.match(text, timeout=self.left()) is not None
-        except TimeoutError:
-            raise self.expired() from None
-
-    def search(self, pattern: "regex.Pattern[str]", text: str) -> bool:
-        try:
-            return pattern.search(text, timeout=self.left()) is not None
-        except TimeoutError:
-            raise self.expired() from None
 
 
 class VaultTools:
@@ -397,10 +333,10 @@ class VaultTools:
                         f"{raw!r} goes through a symlink ({current.relative_to(self.root).as_posix()}); "
                         "the agent never writes through a symlink"
                     )
-                if not _real(current, raw).is_relative_to(self.root):
+                if not real_path(current, raw).is_relative_to(self.root):
                     raise ToolError(f"{raw!r} goes through a symlink that leads outside the vault")
         path = self.root.joinpath(*parts)
-        resolved = _real(path, raw)
+        resolved = real_path(path, raw)
         if not resolved.is_relative_to(self.root):
             raise ToolError(f"{raw!r} resolves outside the vault")
         real = resolved.relative_to(self.root).parts
@@ -424,7 +360,7 @@ class VaultTools:
                     self._resolve(rel, write=False)
                 except (ToolError, OSError):
                     continue
-                if _is_regular(path):
+                if is_regular(path):
                     found.append((rel, path))
         yield from sorted(found)
 
@@ -433,7 +369,7 @@ class VaultTools:
         target, rel = self._resolve(path, write=False)
         if target.is_dir():
             raise ToolError(f"{rel} is a folder; list it with glob('{rel}/*')")
-        data = _read_regular(target, rel, MAX_READ_BYTES)
+        data = read_regular(target, rel, MAX_READ_BYTES)
         if data is None:
             raise ToolError(f"{rel} does not exist; list pages with glob, e.g. glob('**/*.md')")
         text = data.decode("utf-8", errors="replace")
@@ -458,7 +394,7 @@ class VaultTools:
         if target.is_dir():
             raise ToolError(f"{rel} is a folder")
         with file_lock(target):
-            before = _read_regular(target, rel)
+            before = read_regular(target, rel)
             if before == data:
                 return f"{rel} unchanged (the content is what the page already holds)"
             write_atomic(target, data)
@@ -470,7 +406,7 @@ class VaultTools:
         if not old:
             raise ToolError("`old` is empty; copy the exact passage to replace from the page")
         with file_lock(target):
-            before = _read_regular(target, rel)
+            before = read_regular(target, rel)
             if before is None:
                 raise ToolError(f"{rel} does not exist; create it with write")
             try:
@@ -497,7 +433,7 @@ class VaultTools:
     def glob(self, pattern: str) -> str:
         self._pattern(pattern)
         compiled = glob_regex(pattern.strip().removeprefix("./"))
-        clock = _MatchClock(pattern)
+        clock = MatchClock(pattern)
         matches = [rel for rel, _ in self._walk() if clock.match(compiled, rel)]
         if not matches:
             return f"no vault file matches {pattern!r}"
@@ -514,14 +450,14 @@ class VaultTools:
             raise ToolError(f"{pattern!r} is not a valid regular expression: {exc}") from None
         self._pattern(path_glob)
         files = glob_regex(path_glob.strip().removeprefix("./"))
-        clock = _MatchClock(pattern)
+        clock = MatchClock(pattern)
         lines: list[str] = []
         total = 0
         for rel, path in self._walk():
             if not clock.match(files, rel) or path.stat().st_size > MAX_GREP_FILE_BYTES:
                 continue
             try:
-                data = _read_regular(path, rel, MAX_GREP_FILE_BYTES)
+                data = read_regular(path, rel, MAX_GREP_FILE_BYTES)
             except ToolError:
                 continue  # swapped for something grep does not read since the walk listed it
             text = (data or b"").decode("utf-8", errors="replace")
@@ -641,60 +577,6 @@ class VaultTools:
         self._originals.clear()
         self._last.clear()
         return warnings
-
-
-def _real(path: Path, raw: str) -> Path:
-    """``path`` with every symlink followed; a loop or an unreadable link is a refusal."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        raise ToolError(f"{raw!r} cannot be resolved (a symlink loop or an unreadable link)") from None
-
-
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a device",
-    stat.S_IFBLK: "a device",
-}
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
-
-
-def _read_regular(path: Path, rel: str, max_bytes: int | None = None) -> bytes | None:
-    """The bytes of the regular file at ``path``; None when nothing is there. Anything else is a
-    ToolError: a folder, a FIFO, a socket or a device (opened with ``O_NONBLOCK`` and checked on
-    the open descriptor, so the open itself never waits for a writer and a file swapped in after
-    a check is still caught), or a file over ``max_bytes``."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ToolError(f"{rel} is a folder") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise ToolError(f"{rel} is a folder")
-        if not stat.S_ISREG(info.st_mode):
-            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
-            raise ToolError(
-                f"{rel} is {kind}, not a page; the agent reads and writes regular files only, so "
-                "leave it alone (a person should remove it from the vault)"
-            )
-        if max_bytes is not None and info.st_size > max_bytes:
-            raise ToolError(f"{rel} is {info.st_size} bytes, too large to read (limit {max_bytes})")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _first_line(text: str) -> str:

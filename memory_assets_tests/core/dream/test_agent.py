@@ -24,7 +24,8 @@ from memory_assets.core.dream.agent import (
     build_first_message,
 )
 from memory_assets.core.dream.consolidator import Batch, BatchFact
-from memory_assets.core.dream.vault_tools import VaultTools, glob_regex
+from memory_assets.core.dream.vault_files import glob_regex
+from memory_assets.core.dream.vault_tools import VaultTools
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import flush_recalls
 from memory_assets.core.knowledge.confirmations import Confirmation

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 
-from memory_assets.core.dream.vault_tools import MATCH_TIMEOUT_S, VaultTools
+from memory_assets.core.dream.vault_files import MATCH_TIMEOUT_S
+from memory_assets.core.dream.vault_tools import VaultTools
 from memory_assets.core.settings import Settings
 
 
@@ -49,7 +50,7 @@ def test_a_pattern_that_backtracks_without_bound_fails_its_call_within_the_time_
     )
     assert answer.startswith("error: matching '(a|aa)+$' took longer than")
     assert "backtracks without bound" in answer and "simpler pattern" in answer
-    assert seconds < MATCH_TIMEOUT_S + 3
+    assert seconds < MATCH_TIMEOUT_S + 10  # the bound plus slack for a loaded machine
     assert ok == "2_Wiki/Concepts/Aaa.md:3: " + "a" * 40 + "!"  # an ordinary pattern still works
 
 
