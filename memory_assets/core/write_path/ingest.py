@@ -13,6 +13,13 @@ assistant's own appends go on beside it.
 
 Turns are taken oldest first across sessions (each session in file order), and each turn's
 ``ts`` decides its day's log, so replaying history fills the right days.
+
+The state file is checked field by field before anything is read or written: ``sessions``
+an object of ``{"offset": int >= 0, "line": int >= 1}``; ``pending`` null or an object with every
+key the writer records, of its type. ``pending.log`` must be a daily log's file name
+(``YYYY-MM-DD.md``): recovery appends only to that file in the home's archive, with that day's
+H1, never to a path the file names. Anything else is an ``IngestStateError`` naming the file, the
+field and the fix, and nothing is appended anywhere.
 """
 
 import heapq
@@ -24,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory_assets.core.capture.daily_log import LogBlock, log_date
 from memory_assets.core.capture.transcripts import TranscriptRead, TranscriptTurn, list_sessions, read_turns
 from memory_assets.core.durable import append_durable, file_lock, named_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
@@ -91,7 +99,92 @@ def _load(path: Path) -> dict[str, Any]:
         )
     data.setdefault("sessions", {})
     data.setdefault("pending", None)
+    _check_state(path, data)
     return data
+
+
+_STATE_FIX = (
+    "It records how far each transcript was ingested: correct the field, restore the file from a "
+    "backup, or delete it to ingest every transcript again (turns already in the logs would then "
+    "come back as confirmations or repeats). Nothing was written."
+)
+_PENDING_FIX = (
+    "It records a turn a crashed run was writing: correct the field, or set pending to null to drop "
+    "it (the turn is then read again from its transcript). Nothing was written."
+)
+# pending: every key the writer records, with the type of its value.
+_PENDING_KEYS: dict[str, type] = {
+    "turn": str,
+    "session": str,
+    "end": int,
+    "next_line": int,
+    "log_size": int,
+    "header": str,
+    "block": str,
+    "confirmations_size": int,
+    "confirmations": str,
+}
+
+
+def _is_count(value: object, least: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _bad_state(path: Path, field_name: str, value: object, expected: str, fix: str) -> IngestStateError:
+    shown = json.dumps(value, ensure_ascii=False)
+    shown = shown if len(shown) <= 80 else shown[:80] + "..."
+    return IngestStateError(f"{path}: {field_name} is {shown}, expected {expected}. {fix}")
+
+
+def _check_state(path: Path, data: dict[str, Any]) -> None:
+    """Refuse a state whose fields are not what the writer records; see the module docstring."""
+    sessions = data["sessions"]
+    if not isinstance(sessions, dict):
+        raise _bad_state(path, "sessions", sessions, "an object of session: {offset, line}", _STATE_FIX)
+    for session, where in sessions.items():
+        name = f"sessions[{json.dumps(session, ensure_ascii=False)}]"
+        if not isinstance(where, dict):
+            raise _bad_state(path, name, where, 'an object {"offset": ..., "line": ...}', _STATE_FIX)
+        if not _is_count(where.get("offset", 0)):
+            raise _bad_state(
+                path, f"{name}.offset", where["offset"], "a byte offset (an integer >= 0)", _STATE_FIX
+            )
+        if where.get("line") is not None and not _is_count(where["line"], 1):
+            raise _bad_state(
+                path, f"{name}.line", where["line"], "a line number (an integer >= 1)", _STATE_FIX
+            )
+    pending = data["pending"]
+    if pending is None:
+        return
+    if not isinstance(pending, dict):
+        raise _bad_state(path, "pending", pending, "null or an object", _PENDING_FIX)
+    for key, kind in _PENDING_KEYS.items():
+        if key not in pending:
+            raise IngestStateError(f"{path}: pending has no {key!r}. {_PENDING_FIX}")
+        value = pending[key]
+        if kind is int and not _is_count(value, 1 if key == "next_line" else 0):
+            least = "1" if key == "next_line" else "0"
+            raise _bad_state(path, f"pending.{key}", value, f"an integer >= {least}", _PENDING_FIX)
+        if kind is str and not isinstance(value, str):
+            raise _bad_state(path, f"pending.{key}", value, "a string", _PENDING_FIX)
+    log = pending.get("log")
+    if log is None:
+        return
+    day = log_date(Path(log)) if isinstance(log, str) and Path(log).name == log else None
+    if day is None:
+        raise _bad_state(
+            path,
+            "pending.log",
+            log,
+            "a daily log's file name (YYYY-MM-DD.md, e.g. 2026-07-01.md): recovery appends only to that "
+            "file in the home's archive",
+            _PENDING_FIX,
+        )
+    header = LogBlock(day, "").header
+    if pending["header"] not in ("", header):
+        raise _bad_state(
+            path, "pending.header", pending["header"], f"{header!r} (the day's H1)", _PENDING_FIX
+        )
 
 
 def _save(path: Path, state: dict[str, Any]) -> None:

@@ -142,3 +142,98 @@ def test_a_sigkill_at_any_step_neither_loses_nor_repeats_a_turn(tmp_path: Path, 
         json.loads(crashed.write_path_state_path.read_text())["sessions"]
         == json.loads(clean.write_path_state_path.read_text())["sessions"]
     )
+
+
+def pending_state(log: object, **changes: object) -> dict:
+    """A write_path.json whose pending turn a crashed run left, appending ``PAYLOAD`` to ``log``."""
+    pending = {
+        "turn": "s:0",
+        "session": "s",
+        "end": 0,
+        "next_line": 1,
+        "log": log,
+        "log_size": 0,
+        "header": "# hdr\n",
+        "block": "PAYLOAD appended by recovery\n",
+        "confirmations_size": 0,
+        "confirmations": "",
+    }
+    return {"version": 1, "sessions": {}, "pending": {**pending, **changes}}
+
+
+def home_files(settings: Settings) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(settings.home)): p.read_bytes()
+        for p in sorted(settings.home.rglob("*"))
+        if p.is_file() and "index" not in p.relative_to(settings.home).parts
+    }
+
+
+@pytest.mark.parametrize(
+    "where", ["absolute", "../../../escape.md", "../escape.md", "sub/2026-07-01.md", "x.md"]
+)
+def test_a_pending_log_outside_the_archive_is_refused_and_nothing_appended(
+    settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    from memory_assets.cli import main
+
+    outside = tmp_path / "outside.md"
+    outside.write_text("# a file that is not the home's\n")
+    log = str(outside) if where == "absolute" else where
+    settings.write_path_state_path.write_text(json.dumps(pending_state(log)))
+    before = home_files(settings)
+    code = main(["--home", str(settings.home), "--json", "ingest-transcripts"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"{settings.write_path_state_path}: pending.log is {json.dumps(log)}" in err
+    assert "a daily log's file name (YYYY-MM-DD.md" in err and "set pending to null" in err
+    assert "Nothing was written" in err
+    assert outside.read_text() == "# a file that is not the home's\n"
+    assert not any(p.name == "escape.md" for p in tmp_path.rglob("escape.md"))
+    assert home_files(settings) == before
+
+
+def test_a_pending_log_in_the_archive_is_recovered(settings: Settings, embedder: Embedder) -> None:
+    settings.write_path_state_path.write_text(
+        json.dumps(pending_state("2026-07-01.md", header="# Daily Log - 2026-07-01\n"))
+    )
+    result = ingest_transcripts(settings, RuleExtractor(), embedder=embedder)
+    assert result.recovered == "turn s:0 was interrupted: its log block was appended now"
+    assert (settings.archive_dir / "2026-07-01.md").read_text() == (
+        "# Daily Log - 2026-07-01\nPAYLOAD appended by recovery\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "field"),
+    [
+        ({"version": 1, "sessions": "x"}, 'sessions is "x", expected an object'),
+        ({"version": 1, "sessions": {"chat": 3}}, 'sessions["chat"] is 3, expected an object'),
+        ({"version": 1, "sessions": {"chat": {"offset": "abc"}}}, 'sessions["chat"].offset is "abc"'),
+        ({"version": 1, "sessions": {"chat": {"offset": -50}}}, 'sessions["chat"].offset is -50'),
+        ({"version": 1, "sessions": {"chat": {"offset": 5, "line": 0}}}, 'sessions["chat"].line is 0'),
+        ({"version": 1, "sessions": {}, "pending": {}}, "pending has no 'turn'"),
+        ({"version": 1, "sessions": {}, "pending": []}, "pending is [], expected null or an object"),
+        (pending_state("2026-07-01.md", end="5"), 'pending.end is "5", expected an integer >= 0'),
+        (pending_state("2026-07-01.md", block=None), "pending.block is null, expected a string"),
+        (pending_state("2026-07-01.md", header="# hdr\n"), "pending.header is"),
+        (pending_state(7), "pending.log is 7, expected a daily log's file name"),
+    ],
+)
+def test_a_state_file_with_wrong_types_names_the_file_and_the_field(
+    settings: Settings, capsys: pytest.CaptureFixture[str], state: dict, field: str
+) -> None:
+    from memory_assets.cli import main
+
+    settings.transcripts_dir.mkdir(parents=True, exist_ok=True)
+    (settings.transcripts_dir / "chat.jsonl").write_text(
+        json.dumps({"ts": "2026-10-01T09:00:00Z", "role": "user", "content": "I live in Lisbon."}) + "\n"
+    )
+    settings.write_path_state_path.write_text(json.dumps(state))
+    before = home_files(settings)
+    code = main(["--home", str(settings.home), "--json", "ingest-transcripts"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert f"memory-assets: error: {settings.write_path_state_path}: {field}" in err
+    assert "correct the field" in err and "Nothing was written" in err
+    assert home_files(settings) == before
