@@ -3,7 +3,9 @@ matching the model's patterns within a time bound (design §6.3; ``vault_tools.p
 
 * ``read_regular`` opens a file with ``O_NONBLOCK`` and checks the open descriptor: only a
   regular file is read, so a FIFO, socket or device planted in the vault is a ``ToolError`` and
-  never hangs a call, and a file swapped in after an earlier check is still caught.
+  never hangs a call, and a file swapped in after an earlier check is still caught. A file with
+  more than one name (a hard link) is refused too: path checks cannot tell whether its other
+  name lies outside the vault, so reading it could hand the model a file from anywhere.
 * ``glob_regex`` turns a vault glob into a ``regex`` pattern; ``MatchClock`` runs every match of
   one tool call on the ``regex`` matcher with a timeout, ``MATCH_TIMEOUT_S`` over the whole call.
   The agent's deadline is checked only between model calls, so a pattern that backtracks without
@@ -109,15 +111,17 @@ _KINDS = {
 
 
 def is_regular(path: Path) -> bool:
+    """Whether ``read_regular`` would read ``path``: a regular file with one name."""
     try:
-        return stat.S_ISREG(path.stat().st_mode)
+        info = path.stat()
     except OSError:
         return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
 
 
 def read_regular(path: Path, rel: str, max_bytes: int | None = None) -> bytes | None:
     """The bytes of the regular file at ``path``; None when nothing is there. Anything else is a
-    ToolError: a folder, a FIFO, a socket or a device (opened with ``O_NONBLOCK`` and checked on
+    ToolError: a hard link, a folder, a FIFO, a socket or a device (opened with ``O_NONBLOCK`` and checked on
     the open descriptor, so the open itself never waits for a writer and a file swapped in after
     a check is still caught), or a file over ``max_bytes``."""
     try:
@@ -135,6 +139,12 @@ def read_regular(path: Path, rel: str, max_bytes: int | None = None) -> bytes | 
             raise ToolError(
                 f"{rel} is {kind}, not a page; the agent reads and writes regular files only, so "
                 "leave it alone (a person should remove it from the vault)"
+            )
+        if info.st_nlink > 1:
+            raise ToolError(
+                f"{rel} is a hard link (the file has {info.st_nlink} names, and another may lie outside "
+                "the vault), so the agent does not read or write it; leave it alone (a person can "
+                "replace it with a copy)"
             )
         if max_bytes is not None and info.st_size > max_bytes:
             raise ToolError(f"{rel} is {info.st_size} bytes, too large to read (limit {max_bytes})")

@@ -7,7 +7,8 @@ The agent's only declared capability is writing vault pages. ``VaultTools`` give
 Confinement. Every path is vault-relative and is refused, with a tool error the model reads (never
 an exception), when it:
 
-* is empty, absolute (``/...``, ``~...``, a drive), holds ``..`` or a backslash or a NUL;
+* is empty, absolute (``/...``, ``~...``, a drive), holds ``..`` or a backslash, or a control
+  character (a NUL, a newline: a page name must be one printable line);
 * names anything hidden (a part starting with ``.``: ``.state/`` with the runner's state and the
   hand-off files, ``.git``, ``.obsidian``) or the root ``log.md`` (the runner's watermark);
 * passes through a symlink that leads outside the vault, or resolves (symlinks followed) outside
@@ -16,7 +17,8 @@ an exception), when it:
 * lies in the memory dir, the daily logs, the transcripts or a local index, should one of them sit
   inside the vault;
 * is not a regular file (a FIFO, a socket, a device): it is opened without blocking and checked
-  on the open descriptor, so a FIFO planted in the vault can never hang a call.
+  on the open descriptor, so a FIFO planted in the vault can never hang a call;
+* is a hard link (a file with more than one name), which could be a file outside the vault.
 
 ``schema.md`` and ``index.md`` may be read and written. Writes go to ``*.md`` files only, are
 atomic (``write_atomic``: a reader sees the old page or the new one) and bounded
@@ -37,6 +39,7 @@ changed a page since.
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -292,6 +295,12 @@ class VaultTools:
             raise ToolError(f"the {what} is empty; give a vault-relative {what}, {example}")
         if "\x00" in text or "\\" in text:
             raise ToolError(f"the {what} {raw!r} holds a NUL or a backslash; use / between folders")
+        control = next((ch for ch in text if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029"), None)
+        if control is not None:
+            raise ToolError(
+                f"the {what} {raw!r} holds a control character ({control!r}); a page name is one line "
+                "of printable characters, e.g. 3_Personal/Preferences.md"
+            )
         if text.startswith(("/", "~")) or PureWindowsPath(text).drive or Path(text).is_absolute():
             raise ToolError(
                 f"{raw!r} is absolute; paths are relative to the vault root ({example}) and nothing "

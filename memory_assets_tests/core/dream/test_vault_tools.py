@@ -91,3 +91,32 @@ def test_a_fifo_in_the_vault_is_refused_by_every_tool_and_never_hangs_one(settin
     assert [a.startswith(refusal) for a in answers[:3]] == [True, True, True]
     assert answers[3] == "2_Wiki/Page.md" and answers[4] == "2_Wiki/Page.md:1: fifo is a word here"
     assert (settings.notebook_dir / "2_Wiki" / "fifo.md").is_fifo()
+
+
+def test_a_hard_link_is_never_read_through_and_a_name_with_a_control_character_is_refused(
+    settings: Settings,
+) -> None:
+    outside = settings.home.parent / "outside.md"
+    outside.write_text("TOPSECRET outside the vault\n")
+    os.link(outside, settings.notebook_dir / "2_Wiki" / "hardlink.md")
+    tools = VaultTools(settings)
+    refusal = "error: 2_Wiki/hardlink.md is a hard link (the file has 2 names"
+    assert tools.call("read", {"path": "2_Wiki/hardlink.md"}).startswith(refusal)
+    assert tools.call("write", {"path": "2_Wiki/hardlink.md", "content": "x"}).startswith(refusal)
+    assert tools.call("edit", {"path": "2_Wiki/hardlink.md", "old": "TOP", "new": "x"}).startswith(refusal)
+    assert tools.call("grep", {"pattern": "TOPSECRET"}).startswith("no line matches")
+    assert tools.call("glob", {"pattern": "**/*.md"}) == "index.md\nschema.md"
+    assert outside.read_text() == "TOPSECRET outside the vault\n" and tools.written == []
+
+    before = sorted(p for p in settings.notebook_dir.rglob("*"))
+    for name in (
+        "2_Wiki/a\nb.md",
+        "2_Wiki/a\rb.md",
+        "2_Wiki/a\tb.md",
+        "2_Wiki/\x1b[31mred.md",
+        "a\u2028b.md",
+    ):
+        answer = tools.call("write", {"path": name, "content": "- a claim\n"})
+        assert answer.startswith(f"error: the path {name!r} holds a control character"), answer
+    assert sorted(p for p in settings.notebook_dir.rglob("*")) == before
+    assert tools.call("write", {"path": "2_Wiki/Plain name.md", "content": "ok\n"}).startswith("created")
