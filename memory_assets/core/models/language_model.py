@@ -16,8 +16,8 @@ exponential backoff (a ``Retry-After`` is honoured) only while the limit leaves 
 caller gets its answer or an error within the limit; a request still in flight at that moment is
 abandoned to a daemon thread that gives up on its own within about one more limit. Every failure
 raises ``LanguageModelError``, whose message names the endpoint, the model, what happened (the
-HTTP status and the server's own error text, invalid JSON, no choices, the time limit) and the
-fix. The API key is sent as ``Authorization: Bearer`` and never appears in a message or a repr.
+HTTP status and the server's own error text, invalid JSON, no choices, the time limit, an answer
+over ``MAX_ANSWER_BYTES``) and the fix. The API key is sent as ``Authorization: Bearer`` and never appears in a message or a repr.
 
 A server that refuses an optional request field with a 400 naming it (``response_format`` on
 an older llama.cpp, ``temperature`` on a model that only takes its default) is asked again once
@@ -46,6 +46,11 @@ DEFAULT_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
 CHAT_PATH = "/chat/completions"
 DEFAULT_BACKOFF = 0.5  # seconds before the first retry; doubles each time
 MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
+# The most of one answer the client holds in memory. A chat answer with a page of tool calls is a
+# few hundred KB; 8 MiB is far above any real answer and far below what a runaway or hostile
+# server could stream within the time limit (several GB from localhost), which would otherwise be
+# buffered whole.
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
 DEFAULT_KEY_VAR = "MEMORY_LLM_API_KEY"
 # Request fields a server may refuse; on a 400 that names one, the request is sent again without it.
 OPTIONAL_FIELDS = ("response_format", "temperature")
@@ -133,7 +138,8 @@ class ChatClient:
     ``timeout`` is the total time limit of one call, retries and waits included; ``max_retries``
     bounds the further attempts after a connection error, a 5xx or a 429 (never after a timeout:
     the limit is spent). ``temperature`` None leaves it to the server. ``key_var`` only names the
-    key's environment variable in error messages."""
+    key's environment variable in error messages. ``max_answer_bytes`` caps the body of one answer
+    (``MAX_ANSWER_BYTES``): a longer one is abandoned as soon as it is seen, not retried."""
 
     def __init__(
         self,
@@ -146,6 +152,7 @@ class ChatClient:
         backoff: float = DEFAULT_BACKOFF,
         temperature: float | None = 0.0,
         key_var: str = DEFAULT_KEY_VAR,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.base_url = openai_compat.base_url(base_url, CHAT_PATH)
         self.url = self.base_url + CHAT_PATH
@@ -172,6 +179,7 @@ class ChatClient:
         self.backoff = max(0.0, backoff)
         self.temperature = temperature
         self.key_var = key_var
+        self.max_answer_bytes = max_answer_bytes
         self._dropped: set[str] = set()  # optional fields this server refused
 
     def __repr__(self) -> str:  # never shows the key
@@ -315,9 +323,16 @@ class ChatClient:
         with requests.post(
             self.url, json=payload, headers=self._headers(), timeout=limit, stream=True
         ) as response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_answer_bytes:
+                raise self._too_large(f"Content-Length {int(declared)}")
             chunks: list[bytes] = []
+            size = 0
             for chunk in response.iter_content(chunk_size=65536):
                 chunks.append(chunk)
+                size += len(chunk)
+                if size > self.max_answer_bytes:  # stop reading: never buffer the rest
+                    raise self._too_large(f"over {size} bytes received")
                 if time.monotonic() > deadline:  # a server trickling its answer
                     raise _DeadlineExceeded
             return _Reply(response.status_code, response.reason or "", response.headers, b"".join(chunks))
@@ -354,6 +369,14 @@ class ChatClient:
     # -- answers and errors ------------------------------------------------------------------------
     def _fail(self, what: str, fix: str) -> LanguageModelError:
         return LanguageModelError(f"chat endpoint {self.url} (model {self.model!r}): {what}. {fix}")
+
+    def _too_large(self, seen: str) -> LanguageModelError:
+        return self._fail(
+            f"the answer is larger than the {self.max_answer_bytes} byte limit (MAX_ANSWER_BYTES; {seen}); "
+            "it was not read",
+            "No chat answer is that long: check that MEMORY_LLM_URL is an OpenAI-compatible "
+            "chat-completions endpoint and that the server caps the model's output (max_tokens).",
+        )
 
     def _timed_out(self, attempts: int, limit: float | None = None) -> LanguageModelError:
         tries = f" ({attempts} attempt(s))" if attempts > 1 else ""

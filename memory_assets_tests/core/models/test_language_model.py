@@ -342,3 +342,82 @@ def test_make_chat_client_reads_the_settings(tmp_path: Path) -> None:
 def test_a_url_that_is_not_http_is_a_clear_error() -> None:
     with pytest.raises(LanguageModelError, match="not an http"):
         ChatClient("127.0.0.1:11434/v1", "m")
+
+
+# -- the size of an answer --------------------------------------------------------------------------
+class FloodServer:
+    """A real server on 127.0.0.1 whose every answer is a valid chat completion of ``total`` bytes,
+    streamed 1 MiB at a time (with or without a Content-Length); ``sent`` counts the bytes it got
+    out before the client hung up."""
+
+    def __init__(self, total: int, declare_length: bool) -> None:
+        self.sent = 0
+        head = b'{"choices": [{"message": {"role": "assistant", "content": "'
+        tail = b'"}, "finish_reason": "stop"}]}'
+        filler = total - len(head) - len(tail)
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # without a Content-Length the body ends when the socket closes
+
+            def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if declare_length:
+                        self.send_header("Content-Length", str(total))
+                    self.end_headers()
+                    for part in [
+                        head,
+                        *[b"x" * (1 << 20)] * (filler >> 20),
+                        b"x" * (filler % (1 << 20)),
+                        tail,
+                    ]:
+                        self.wfile.write(part)
+                        server.sent += len(part)
+                except OSError:  # the client hung up
+                    pass
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("declare_length", [False, True])
+def test_an_answer_over_the_size_limit_is_abandoned_not_buffered(declare_length: bool) -> None:
+    from memory_assets.core.models.language_model import MAX_ANSWER_BYTES
+
+    total = 64 << 20
+    flood = FloodServer(total, declare_length)
+    try:
+        chat = ChatClient(flood.base_url, "test-model", timeout=20.0, backoff=0.01)
+        with pytest.raises(LanguageModelError) as info:
+            chat.chat([{"role": "user", "content": "hi"}])
+        message = str(info.value)
+        assert message.startswith(f"chat endpoint {flood.base_url}/chat/completions (model 'test-model'): ")
+        assert f"larger than the {MAX_ANSWER_BYTES} byte limit (MAX_ANSWER_BYTES" in message
+        assert ("Content-Length 67108864" if declare_length else "bytes received") in message
+        assert "MEMORY_LLM_URL" in message
+        time.sleep(0.2)  # let the server notice the hang-up
+        assert flood.sent < total // 2  # the client stopped reading: the rest was never sent
+    finally:
+        flood.close()
+
+
+def test_an_answer_under_the_size_limit_is_read(server: ChatServer) -> None:
+    server.answer_with(completion("y" * 100_000))
+    assert client(server, max_answer_bytes=200_000).chat([{"role": "user", "content": "hi"}]) == "y" * 100_000
+    with pytest.raises(LanguageModelError, match="larger than the 50000 byte limit"):
+        client(server, max_answer_bytes=50_000).chat([{"role": "user", "content": "hi"}])
+    assert len(server.requests) == 2  # an answer too large is not retried
