@@ -15,6 +15,7 @@ Precedence, highest first: explicit arguments, environment variables, profile de
 ``resolve_notebook_dir()`` is the only place that decides where the vault is.
 """
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -241,7 +242,8 @@ def _number(
     zero_ok: bool = False,
 ) -> Any:
     """A positive number (or zero, when ``zero_ok``) from an override (keyed by the setting's
-    name) or the environment."""
+    name) or the environment. NaN and infinity are refused: every comparison with NaN is false,
+    so it would pass any bound (a NaN time limit disables the limit)."""
     key = name.removeprefix("MEMORY_").lower()
     raw = overrides.get(key) or env.get(name)
     if raw in (None, ""):
@@ -252,6 +254,10 @@ def _number(
         raise SettingsError(
             f"{name}={raw!r} is not a {kind.__name__}; set a positive number or unset it"
         ) from None
+    if not math.isfinite(value):
+        raise SettingsError(
+            f"{name}={raw!r} is not a finite number; set a positive number (the default is {default}) or unset it"
+        )
     if value < 0 or (value == 0 and not zero_ok):
         raise SettingsError(f"{name}={raw!r} must be positive; set a positive number or unset it")
     return value

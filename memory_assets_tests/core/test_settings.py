@@ -1,3 +1,4 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,27 @@ def test_unknown_profile_and_uninitialised_home_are_clear_errors(tmp_path: Path)
     with pytest.raises(SettingsError, match=r"run `memory-assets --home .* init` first"):
         s.require_initialised()
     assert not (tmp_path / "fresh").exists()  # nothing created by asking
+
+
+FLOAT_SETTINGS = [f.name for f in dataclasses.fields(Settings) if f.type is float]
+
+
+def test_the_float_settings_are_the_ones_expected() -> None:
+    assert "llm_timeout_s" in FLOAT_SETTINGS and "recall_timeout_s" in FLOAT_SETTINGS
+    assert len(FLOAT_SETTINGS) == 6
+
+
+@pytest.mark.parametrize("raw", ["nan", "NaN", "inf", "-inf", "Infinity", "1e999"])
+@pytest.mark.parametrize("field_name", FLOAT_SETTINGS)
+def test_nan_and_infinity_are_refused_for_every_float_setting(
+    tmp_path: Path, field_name: str, raw: str
+) -> None:
+    variable = "MEMORY_" + field_name.upper()
+    with pytest.raises(SettingsError) as info:
+        Settings.load(tmp_path, env={variable: raw})
+    message = str(info.value)
+    assert message.startswith(f"{variable}={raw!r} is not a finite number; set a positive number")
+    assert "or unset it" in message
+    with pytest.raises(SettingsError, match=f"^{variable}="):
+        Settings.load(tmp_path, env={}, **{field_name: raw})  # an explicit override too
+    assert getattr(Settings.load(tmp_path, env={variable: "2.5"}), field_name) == 2.5
