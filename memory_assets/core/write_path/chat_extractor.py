@@ -24,6 +24,10 @@ from memory_assets.core.write_path.extraction import ExtractedFact, Extraction, 
 DEFAULT_CATEGORY = "general"
 DEFAULT_IMPORTANCE = 0.5
 MAX_TAGS = 4
+# A model's answer is data, not trusted: one turn yields at most this many facts, each at most
+# this long (a daily-log line is one sentence; a runaway answer must not fill the log).
+MAX_FACTS = 64
+MAX_FACT_CHARS = 2000
 QUOTE_CHARS = 80  # a value quoted in a warning
 REASON_CHARS = 1000  # a fallback's reason, on one line
 # How much of a turn goes into the prompt (small local models have small contexts; the user's own
@@ -128,6 +132,14 @@ def parse_facts(data: Any) -> tuple[list[ExtractedFact], list[str]]:
             problem = "missing" if raw_content is None else f"{type(raw_content).__name__}, empty or blank"
             warnings.append(f"{where} dropped: no content ({problem})")
             continue
+        if len(facts) >= MAX_FACTS:
+            warnings.append(
+                f"{where} and {len(items) - position - 1} more dropped: a turn gives at most {MAX_FACTS} facts"
+            )
+            break
+        if len(content) > MAX_FACT_CHARS:
+            warnings.append(f"{where}: content cut from {len(content)} to {MAX_FACT_CHARS} characters")
+            content = content[: MAX_FACT_CHARS - 1].rstrip() + "…"
         key = content.casefold()
         if key in seen:
             warnings.append(f"{where} dropped: repeats an earlier fact ({excerpt(content, QUOTE_CHARS)!r})")
@@ -198,7 +210,7 @@ def _category(value: Any, where: str, warnings: list[str]) -> str:
     if value is None or (isinstance(value, str) and not value.strip()):
         return DEFAULT_CATEGORY
     name = value.strip().lower() if isinstance(value, str) else ""
-    if name in EXTRACTED:
+    if name in EXTRACTED or name == DEFAULT_CATEGORY:  # general is the fallback, asked for or not
         return name
     warnings.append(
         f"{where}: unknown category {excerpt(str(value), QUOTE_CHARS)!r}, written as {DEFAULT_CATEGORY!r}"

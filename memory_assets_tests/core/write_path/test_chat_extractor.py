@@ -14,6 +14,7 @@ import pytest
 
 from memory_assets.core.knowledge.categories import EXTRACTED
 from memory_assets.core.models.language_model import ChatClient
+from memory_assets.core.write_path import chat_extractor
 from memory_assets.core.write_path.chat_extractor import (
     KNOWN_HEADING,
     SYSTEM_PROMPT,
@@ -258,3 +259,15 @@ def test_a_failing_fallback_still_never_raises(server: ChatServer) -> None:
     assert result.facts == [] and len(fallback.calls) == 1
     assert result.fallback is not None and "\n" not in result.fallback
     assert "no JSON object" in result.fallback and "RuntimeError: the rules broke" in result.fallback
+
+
+def test_a_runaway_answer_is_capped_in_facts_and_length_with_warnings() -> None:
+    """A model's answer is data: 5,000 facts, or one fact of 200,000 characters, cannot fill the log."""
+    many = {"facts": [{"content": f"Owns {n} distinct things.", "category": "general"} for n in range(5000)]}
+    facts, warnings = parse_facts(many)
+    assert len(facts) == chat_extractor.MAX_FACTS
+    assert any(f"and {5000 - chat_extractor.MAX_FACTS - 1} more dropped" in w for w in warnings)
+    assert not any("unknown category" in w for w in warnings)  # general is a category, not a repair
+    long_one, warnings = parse_facts({"facts": [{"content": "word " * 40_000}]})
+    assert len(long_one[0].content) == chat_extractor.MAX_FACT_CHARS and long_one[0].content.endswith("…")
+    assert any("cut from" in w for w in warnings)
