@@ -257,7 +257,8 @@ class Indexer:
         for day, _ in list_logs(self.settings.archive_dir):
             plan = self.plan_day(day, tombs, wm, read_watermark_file=False)
             plans[plan.key] = plan
-        for rel in list_pages(self.settings.notebook_dir):
+        outside: list[str] = []  # page symlinks leading outside the vault: planned empty, with a warning
+        for rel in [*list_pages(self.settings.notebook_dir, outside=outside), *outside]:
             plan = self.plan_page(rel, tombs)
             plans[plan.key] = plan
         for key in extra_keys:

@@ -25,6 +25,7 @@ from memory_assets.core.knowledge.chunking import (
 from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.tombstones import Tombstones
+from memory_assets.core.knowledge.vault import leads_outside, outside_link_warning
 from memory_assets.core.sources import ARCHIVE, CORE_FILE, CORE_FILES, NOTEBOOK, IndexKey
 from memory_assets.core.text import normalise, sha256_text, stable_id
 from memory_assets.core.textfile import read_text
@@ -212,6 +213,10 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
     pages); importance from its lifecycle and each chunk's confirmation count."""
     plan = FilePlan("notebook", rel, NOTEBOOK)
     path = vault / rel
+    if leads_outside(vault, path):  # no row, and rows it had are deleted: the file is not the vault's
+        plan.exists = False
+        plan.warnings = [outside_link_warning(f"notebook/{rel}", path)]
+        return plan
     if not path.is_file():
         plan.exists = False
         return plan

@@ -1,4 +1,5 @@
-"""The knowledge tier: the notebook vault's layout, its idempotent bootstrap and its page list."""
+"""The knowledge tier: the notebook vault's layout, its idempotent bootstrap and its page list
+(which never includes a symlinked file leading outside the vault)."""
 
 from pathlib import Path
 
@@ -75,13 +76,16 @@ def bootstrap_vault(vault: Path) -> list[Path]:
     return created
 
 
-def list_pages(vault: Path, under: str | None = None) -> list[str]:
+def list_pages(vault: Path, under: str | None = None, outside: list[str] | None = None) -> list[str]:
     """Indexed vault pages as root-relative POSIX paths, sorted.
 
     Every ``*.md`` under the vault except anything inside a ``.state`` folder (or any hidden
-    folder) and the root navigation files ``schema.md``, ``index.md`` and ``log.md`` (any case).
-    ``under`` (a folder such as ``3_Personal``) walks that folder alone: the same pages as the
-    whole listing's under it, without walking the rest of the vault.
+    folder), the root navigation files ``schema.md``, ``index.md`` and ``log.md`` (any case), and
+    a symlinked file that leads outside the vault (``leads_outside``): whatever it points at is
+    not the vault's, so no reader (the index, the dream, MEMORY.md) may take it in. Such links
+    are appended to ``outside`` when the caller passes a list, so it can warn about them.
+    Symlinked folders are not walked. ``under`` (a folder such as ``3_Personal``) walks that
+    folder alone: the same pages as the whole listing's under it, without walking the rest.
     """
     root = vault / under.strip("/") if under else vault
     if not root.is_dir():
@@ -93,6 +97,33 @@ def list_pages(vault: Path, under: str | None = None) -> list[str]:
             continue
         if len(rel.parts) == 1 and rel.name.lower() in NAV_FILES:
             continue
+        if leads_outside(vault, path):
+            if outside is not None:
+                outside.append(rel.as_posix())
+            continue
         if path.is_file():
             pages.append(rel.as_posix())
     return sorted(pages)
+
+
+def leads_outside(vault: Path, path: Path) -> bool:
+    """Whether ``path`` (inside ``vault``) is a symlink whose target lies outside the vault."""
+    if not path.is_symlink():
+        return False
+    try:
+        return not path.resolve().is_relative_to(vault.resolve())
+    except (OSError, RuntimeError):  # a loop: it leads nowhere, which is not inside either
+        return True
+
+
+def outside_link_warning(label: str, path: Path) -> str:
+    """The warning for a page symlink that leads outside the vault (``label``: how to name it)."""
+    try:
+        target = str(path.readlink())
+    except OSError:
+        target = "an unreadable target"
+    return (
+        f"{label} is a symlink to {target}, outside the vault: not indexed (and not read by the "
+        "dream), so nothing outside the vault becomes searchable. Fix: if the file belongs in "
+        "memory, replace the link with a copy of the file; otherwise remove the link."
+    )
