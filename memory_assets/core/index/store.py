@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -536,6 +536,22 @@ class MemoryStore:
         if where:
             query = query.where(where)
         return query.to_arrow()
+
+    def versions_older_than(self, age: timedelta) -> int:
+        """How many kept versions are older than ``age``: the ones an optimize with that retention
+        prunes (the latest version is never pruned)."""
+        table = self.table()
+        if table is None:
+            return 0
+        versions = table.list_versions()
+        cutoff = datetime.now(UTC) - age
+        old = 0
+        for v in versions[:-1]:
+            stamp = v["timestamp"] if isinstance(v, dict) else getattr(v, "timestamp", None)
+            if isinstance(stamp, datetime):
+                stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+                old += stamp < cutoff
+        return old
 
     def stats(self) -> TableStats:
         table = self.table()

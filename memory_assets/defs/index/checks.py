@@ -93,7 +93,8 @@ def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "(reads slow down past them). Fix: `memory-assets optimize`, or materialise archival_memories.",
 )
 def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return check_result(core.table_bounded(memory.open().store))
+    home = memory.open()
+    return check_result(core.table_bounded(home.store, retention_days=home.settings.version_retention_days))
 
 
 @dg.asset_check(

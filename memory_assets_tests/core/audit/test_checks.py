@@ -303,3 +303,26 @@ def test_search_finds_rows_warns_past_its_latency_bound_and_skips_tombstoned_row
     assert not outcome.passed and outcome.severity == "warn" and outcome.metadata["sampled"] == 4
     [problem] = outcome.problems
     assert "p50 is" in problem and "over the bound of 0 ms" in problem and "memory-assets optimize" in problem
+
+
+def test_table_bounded_counts_the_versions_its_fix_can_prune(settings: Settings, indexer: Indexer) -> None:
+    """Within the retention, young versions are kept by design; the bound counts only the versions
+    an optimize prunes, so the fix it names works (fault probe D20: 2,165 young versions failed
+    the check, and optimize changed nothing)."""
+    import dataclasses
+    import time
+
+    healthy(settings, indexer)
+    for n in range(4):  # four more versions
+        write_facts(settings, DAY, f"Version fact number {n} for the bound", hour=10 + n)
+        indexer.reindex_day(DAY)
+    young = table_bounded(indexer.store, max_versions=2, retention_days=settings.version_retention_days)
+    assert young.passed and "0 older than the retention" in young.summary
+    assert not table_bounded(indexer.store, max_versions=2).passed  # counting every kept version
+    brief = dataclasses.replace(settings, version_retention_days=0.5 / 86400)  # half a second
+    time.sleep(1.0)
+    aged = table_bounded(indexer.store, max_versions=2, retention_days=brief.version_retention_days)
+    assert not aged.passed and "older than the retention" in aged.problems[0]
+    assert "memory-assets optimize" in aged.problems[0]
+    Indexer(brief, indexer.store).optimize()  # the fix, with the home's retention
+    assert table_bounded(indexer.store, max_versions=2, retention_days=brief.version_retention_days).passed
