@@ -89,7 +89,8 @@ def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 
 @dg.asset_check(
     asset=archival_memories,
-    description=f"The table stays within {MAX_FRAGMENTS} fragments and {MAX_VERSIONS} kept versions "
+    description=f"The table stays within {MAX_FRAGMENTS} fragments and {MAX_VERSIONS} kept versions older than "
+    "the retention (MEMORY_VERSION_RETENTION_DAYS; younger ones are kept by design) "
     "(reads slow down past them). Fix: `memory-assets optimize`, or materialise archival_memories.",
 )
 def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
