@@ -198,7 +198,7 @@ class RuleConsolidator:
                 if state.broken and state.skipped:
                     result.warnings.append(
                         f"notebook/{rel}: {state.skipped} fact(s) for this page were not folded (its "
-                        "frontmatter is broken); they stay in the index until it is fixed."
+                        "frontmatter is broken, or it cannot be read); they stay in the index until it is fixed."
                     )
                 if _finish(state, last_day, batch.today):
                     result.pages_changed.append(rel)
@@ -377,7 +377,14 @@ def _load(vault: Path, rel: str) -> PageState:
     state = PageState(rel=rel, path=path, page=None, category=category)
     if not path.is_file():
         return state
-    ft = read_text(path, f"notebook/{rel}")
+    try:
+        ft = read_text(path, f"notebook/{rel}")
+    except OSError as exc:
+        state.broken = (
+            f"notebook/{rel}: cannot be read ({exc.strerror or exc}); the consolidator leaves this page "
+            "alone until it can be. Fix: make it readable by the user running memory-assets."
+        )
+        return state
     if ft.warnings:
         state.broken = f"{ft.warnings[0]} The consolidator leaves this page alone."
         return state
@@ -479,6 +486,9 @@ def personal_index_section(vault: Path) -> str:
             page = Page.parse(read_text(vault / rel).text, f"notebook/{rel}")
         except PageError:
             lines.append(f"- {link}: frontmatter needs fixing (not counted)")
+            continue
+        except OSError:
+            lines.append(f"- {link}: cannot be read (not counted)")
             continue
         n = page.bullet_count()
         lines.append(f"- {link}: {n} claim{'s' if n != 1 else ''}")

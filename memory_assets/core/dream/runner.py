@@ -62,10 +62,14 @@ class DreamResult:
 
 
 def content_snapshot(settings: Settings) -> dict[str, str]:
-    """Every content page's hash (the root navigation files are not content)."""
+    """Every content page's hash (the root navigation files are not content; a page that cannot
+    be read is marked so, and the readers that need it warn about it)."""
     out = {}
     for rel in list_pages(settings.notebook_dir):
-        out[rel] = hashlib.sha256((settings.notebook_dir / rel).read_bytes()).hexdigest()
+        try:
+            out[rel] = hashlib.sha256((settings.notebook_dir / rel).read_bytes()).hexdigest()
+        except OSError:
+            out[rel] = "unreadable"
     return out
 
 
@@ -137,11 +141,11 @@ def _ingest(
 ) -> DreamResult:
     state.last_attempt_at = now
     save_dream_state(settings.dream_state_path, state)
-    batch, warnings = build_batch(settings, decision.days, now.date())
-    result.warnings += warnings
     before = content_snapshot(settings)
     outcome: ConsolidationResult | None = None
-    try:
+    try:  # an unreadable log of the batch (build_batch) is a failed run like any other
+        batch, warnings = build_batch(settings, decision.days, now.date())
+        result.warnings += warnings
         outcome = consolidator.consolidate(settings, batch)
     except Exception as exc:  # counted; the watermark stays
         result.error = f"{type(exc).__name__}: {exc}"[:500]

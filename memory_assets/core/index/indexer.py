@@ -9,7 +9,9 @@ diff query itself fails, the file falls back to a full replace.
 
 Daily logs at or below the watermark leave the index (the vault holds their facts), except the
 days the dream skipped (``unconsolidated`` in ``.state/dream_state.json``): skipping must never
-make a fact unretrievable. Tombstoned content never enters; a deleted file's rows go.
+make a fact unretrievable. Tombstoned content never enters; a deleted file's rows go. A file that
+cannot be read keeps its rows, unchanged, with a warning; its digest is not recorded, so every
+sweep tries it again.
 
 One writer per file, across processes. Every change to a file's rows happens under that file's
 index lock (``index-key:<uri>|<table>|<label:filename>``, held shared with the table lock), and
@@ -316,6 +318,9 @@ class Indexer:
             warnings=list(plan.warnings),
             expected_ids=frozenset(row.id for row in plan.rows),
         )
+        if plan.unreadable:  # its rows stay as they are until the file can be read
+            result.seconds = time.perf_counter() - start
+            return result
         try:
             existing, copies = self.store.existing(plan.source_type, plan.filename)
         except LegacyTableError:
@@ -399,9 +404,10 @@ class Indexer:
                 return None
             failpoint("index.locked")
             result = self._apply(plan)
-            self._record_state(
-                {plan.key: plan.digest()} if plan.exists else {}, drop=[] if plan.exists else [key]
-            )
+            if not plan.unreadable:
+                self._record_state(
+                    {plan.key: plan.digest()} if plan.exists else {}, drop=[] if plan.exists else [key]
+                )
             return result
 
     # -- entry points ------------------------------------------------------------------------------
@@ -561,7 +567,8 @@ class Indexer:
                     vectors = embedder.embed([r.content for r in part])
                     self._writer.apply_diff(table, [], part, vectors, [None] * len(part))
             self._record_state(
-                {p.key: p.digest() for p in plans if p.exists}, drop=[p.key for p in plans if not p.exists]
+                {p.key: p.digest() for p in plans if p.exists and not p.unreadable},
+                drop=[p.key for p in plans if not p.exists],
             )
         share = (time.perf_counter() - start) / max(len(rows), 1)
         return [

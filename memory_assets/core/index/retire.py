@@ -58,7 +58,10 @@ def affected_keys(settings: Settings, texts: list[str], *, pages: bool = False) 
     for key, path in files:
         if not path.is_file():
             continue
-        body = normalise(read_text(path).text)
+        try:
+            body = normalise(read_text(path).text)
+        except OSError:  # an unreadable file is not searched; the sweep warns about it
+            continue
         for text, norm in wanted.items():
             if norm and norm in body:
                 found[text].append(key)

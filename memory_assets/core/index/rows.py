@@ -4,6 +4,10 @@
 watermark and today's date) into ``IndexRow`` objects with deterministic ids. The indexer diffs
 these against the table; the sensors digest them to decide whether anything needs a run. Both
 therefore agree, by construction, on what "changed" means.
+
+A file that cannot be read (permissions, an I/O error) gives an ``unreadable`` plan with a
+warning naming it and the fix: the indexer leaves that file's rows as they are, so one unreadable
+page or log never stops a sweep and never takes its facts out of the index.
 """
 
 import json
@@ -80,6 +84,7 @@ class FilePlan:
     tombstoned: int = 0
     exists: bool = True
     below_watermark: bool = False
+    unreadable: bool = False  # the file is there but could not be read: its rows stay as they are
 
     def digest(self) -> str:
         """A content hash of the planned rows: equal digests mean equal index contents.
@@ -93,6 +98,16 @@ class FilePlan:
     @cached_property
     def _digest(self) -> str:
         return sha256_text(json.dumps([[r.id, *r.scalars()] for r in self.rows], ensure_ascii=False))
+
+
+def _unreadable(plan: FilePlan, label: str, exc: OSError) -> FilePlan:
+    plan.unreadable = True
+    plan.warnings = [
+        f"{label}: cannot be read ({exc.strerror or exc}); its index rows are left as they were until "
+        "it can be. Fix: make the file readable by the user running memory-assets (e.g. chmod u+r), "
+        "then run `memory-assets reindex`."
+    ]
+    return plan
 
 
 def _occurrence_ids(source_type: str, source_file: str, texts: list[str]) -> list[str]:
@@ -131,7 +146,10 @@ def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date 
     if not path.is_file():
         plan.exists = False
         return plan
-    parsed = read_daily_log(path, f"archive/{filename}")
+    try:
+        parsed = read_daily_log(path, f"archive/{filename}")
+    except OSError as exc:
+        return _unreadable(plan, f"archive/{filename}", exc)
     plan.warnings, plan.skipped_lines = parsed.warnings, parsed.skipped_lines
     facts = [f for f in parsed.facts if not tombstones.hides(f.content)]
     plan.tombstoned = len(parsed.facts) - len(facts)
@@ -220,7 +238,10 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
     if not path.is_file():
         plan.exists = False
         return plan
-    ft = read_text(path, f"notebook/{rel}")
+    try:
+        ft = read_text(path, f"notebook/{rel}")
+    except OSError as exc:
+        return _unreadable(plan, f"notebook/{rel}", exc)
     page = parse_page(ft.text, f"notebook/{rel}")
     plan.warnings = ft.warnings + page.warnings
     category = page.category or "notebook"
@@ -246,7 +267,10 @@ def plan_core_file(path: Path, tombstones: Tombstones, today: date) -> FilePlan:
     if not path.is_file():
         plan.exists = False
         return plan
-    ft = read_text(path, f"memory/{filename}")
+    try:
+        ft = read_text(path, f"memory/{filename}")
+    except OSError as exc:
+        return _unreadable(plan, f"memory/{filename}", exc)
     plan.warnings = list(ft.warnings)
     base = {"label": label, "category": CORE_FILE, "tags": ["core_memory", label, filename]}
     chunks: list[tuple[str, Lifecycle, dict[str, object]]] = []

@@ -119,6 +119,7 @@ class CheckResult:
     empty: list[LegacyRow] = field(default_factory=list)  # blank content: nothing to record
     where: dict[str, str] = field(default_factory=dict)
     files: int = 0
+    warnings: list[str] = field(default_factory=list)  # files that could not be compared
 
     def to_dict(self, sample: int = SAMPLE_SIZE) -> dict[str, Any]:
         return {
@@ -283,7 +284,8 @@ class Corpus:
 
     SEPARATOR = "\x00"  # fold never outputs it, so no match spans two files
 
-    def __init__(self, texts: Sequence[tuple[str, str]]):
+    def __init__(self, texts: Sequence[tuple[str, str]], unreadable: Sequence[str] = ()):
+        self.unreadable = list(unreadable)  # files that could not be read (warnings, name and fix)
         self.names = [name for name, _ in texts]
         self._texts = texts
         parts, self.starts, offset = [], [], 0
@@ -299,19 +301,35 @@ class Corpus:
     @classmethod
     def of_home(cls, settings: Settings) -> "Corpus":
         texts: list[tuple[str, str]] = []
+        unreadable: list[str] = []
+
+        def add(name: str, path: Path) -> None:
+            # One unreadable file is left out with a warning: its rows then count as recorded
+            # nowhere, which is the safe side (apply refuses while any is).
+            try:
+                texts.append((name, read_text(path).text))
+            except OSError as exc:
+                unreadable.append(
+                    f"{name}: cannot be read ({exc.strerror or exc}), so legacy rows it may hold count as "
+                    "recorded nowhere. Fix: make the file readable by the user running memory-assets."
+                )
+
         for day, path in list_logs(settings.archive_dir):
-            texts.append((f"archive/{day.isoformat()}.md", read_text(path).text))
+            add(f"archive/{day.isoformat()}.md", path)
         vault = settings.notebook_dir
         for rel in list_pages(vault):
-            texts.append((f"notebook/{rel}", read_text(vault / rel).text))
+            add(f"notebook/{rel}", vault / rel)
         for filename in ("persona.md", "user.md"):
             path = settings.core_file_path(filename)
             if path.is_file():
-                texts.append((f"memory/{filename}", read_text(path).text))
+                add(f"memory/{filename}", path)
         if settings.memory_md_path.is_file():
             # Only the manual zone: the generated zone is rewritten by generators, so no record.
-            texts.append((MANUAL_ZONE, read_zones(settings.memory_md_path).manual))
-        return cls(texts)
+            try:
+                texts.append((MANUAL_ZONE, read_zones(settings.memory_md_path).manual))
+            except OSError as exc:
+                unreadable.append(f"{MANUAL_ZONE}: cannot be read ({exc.strerror or exc}).")
+        return cls(texts, unreadable)
 
     def _name_at(self, starts: list[int], pos: int) -> str:
         return self.names[bisect.bisect_right(starts, pos) - 1]
@@ -341,8 +359,9 @@ def check_recorded(
     settings: Settings, rows: Iterable[LegacyRow], corpus: Corpus | None = None
 ) -> CheckResult:
     """Which rows a daily log, a vault page or a core file already holds (the corpus is built once)."""
+    rows = list(rows)
     corpus = corpus or Corpus.of_home(settings)
-    out = CheckResult(files=len(corpus.names))
+    out = CheckResult(files=len(corpus.names), warnings=list(corpus.unreadable) if rows else [])
     for row in rows:
         if not row.content.strip():
             out.empty.append(row)
@@ -405,6 +424,7 @@ def recorded_nowhere_else(settings: Settings, table_uri: str | None = None) -> C
             ],
             metadata,
             details,
+            check.warnings,
         )
     if check.unrecorded:
         return CheckOutcome(
@@ -418,6 +438,7 @@ def recorded_nowhere_else(settings: Settings, table_uri: str | None = None) -> C
             ],
             metadata,
             details,
+            check.warnings,
         )
     summary = (
         f"all {len(found.everything)} legacy row(s) are recorded in the markdown"
@@ -425,4 +446,4 @@ def recorded_nowhere_else(settings: Settings, table_uri: str | None = None) -> C
         if found.everything
         else "no legacy rows"
     )
-    return CheckOutcome(CHECK_NAME, True, "warn", summary, [], metadata, details)
+    return CheckOutcome(CHECK_NAME, True, "warn", summary, [], metadata, details, check.warnings)
