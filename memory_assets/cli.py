@@ -29,7 +29,8 @@ Commands:
                               oldest first, exactly once ([--session ID] [--limit N])
     dream                     consolidate pending days into the vault when the pacing gates allow
                               ([--force] ignore the time and fact gates, [--all] until caught up,
-                              [--lint] the editorial audit, [--dry-run] on a clone, print the diff)
+                              [--lint] the editorial audit, [--dry-run] on a clone, print the diff);
+                              exit 1 when a run failed (ok: false) or its reconcile did
     reconcile                 retire what the dream folded (tombstone + reindex those days), sweep,
                               optimize; crash-safe (the hand-off is truncated last)
     forget TEXT | --id ROW    a tombstone plus a reindex of every file that holds the text
@@ -297,6 +298,7 @@ def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_dream(args: argparse.Namespace) -> Any:
+    """Prints its result; exits 1 when a dream run failed or the reconcile after it did."""
     from memory_assets.core.dream.consolidator_choice import make_consolidator
     from memory_assets.core.ops.dream import dream_then_reconcile
 
@@ -323,7 +325,11 @@ def cmd_dream(args: argparse.Namespace) -> Any:
             )
         print(f"# dry run: {len(preview.files_changed)} vault file(s) would change; the home was not touched")
         return None
-    return dream_then_reconcile(home, consolidator, ticks=ticks, force=args.force, lint_only=args.lint)
+    out = dream_then_reconcile(home, consolidator, ticks=ticks, force=args.force, lint_only=args.lint)
+    _print_result(args, out)
+    # A failed run (ok: false) or a failed reconcile exits 1, so cron and scripts can tell.
+    failed = any(not run["ok"] for run in out["runs"]) or "error" in out.get("reindex", {})
+    return 1 if failed else 0
 
 
 def cmd_reconcile(args: argparse.Namespace) -> dict[str, Any]:
@@ -602,11 +608,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
     if result is None:
         return 0
+    _print_result(args, result)
+    return 0
+
+
+def _print_result(args: argparse.Namespace, result: Any) -> None:
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=None if isinstance(result, list) else 2))
     else:
         _print_human(result)
-    return 0
 
 
 if __name__ == "__main__":

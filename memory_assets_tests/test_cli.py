@@ -244,3 +244,19 @@ def test_a_chat_id_with_a_newline_writes_no_fact_line(
     assert parsed.warnings == [] and [f.content for f in parsed.facts] == ["Legit fact with odd chat id"]
     code, out, _ = run(capsys, "--home", home, "--json", "search", "pwn", "--no-embed")
     assert code == 0 and json.loads(out) == []
+
+
+def test_dream_exits_1_when_its_run_failed_and_0_when_it_folded(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_facts(settings, DAY, "Prefers metric units in all answers", "Likes quiet trains in the morning")
+    page = settings.notebook_dir / "3_Personal" / "Preferences.md"
+    page.write_text("---\ntitle: Preferences\n\n## Key Facts\n")  # never closed: left alone
+    home = str(settings.home)
+    code, out, _ = run(capsys, "--home", home, "--json", "dream", "--force")
+    [failed] = json.loads(out)["runs"]
+    assert failed["ok"] is False and code == 1
+    page.unlink()
+    code, out, _ = run(capsys, "--home", home, "--json", "dream", "--force")
+    [folded] = json.loads(out)["runs"]
+    assert folded["ok"] is True and folded["advanced"] is True and code == 0
