@@ -97,7 +97,7 @@ def run_dream(
 def _tick(
     settings: Settings, consolidator: Consolidator, now: datetime, force: bool, lint_only: bool
 ) -> DreamResult:
-    state = load_dream_state(settings.dream_state_path, settings.log_md, repair=True)
+    state = load_dream_state(settings.dream_state_path, settings.log_md, repair=True, now=now)
     warnings = list(state.warnings)
     if state.warnings:
         save_dream_state(settings.dream_state_path, state)  # the rebuilt state replaces the unreadable one
@@ -218,7 +218,7 @@ def _lint(settings: Settings, state: DreamState, now: datetime, result: DreamRes
 
 def next_dream(settings: Settings, now: datetime | None = None) -> dict[str, Any]:
     """What the dream would do now and why (for ``status``), without doing it or writing anything."""
-    state = load_dream_state(settings.dream_state_path, settings.log_md)
+    state = load_dream_state(settings.dream_state_path, settings.log_md, now=now)
     decision = decide(settings, state, now=now)
     return {
         **decision.to_dict(),

@@ -13,12 +13,17 @@ An unreadable file is never silently reset to zero: it is reported, kept aside a
 ``dream_state.json.corrupt``, and rebuilt from what the vault shows: ``log.md``'s last ingest
 and lint entries give the attempt times, and the failure counters start empty (a wedged batch
 then takes ``max_retries`` more attempts to skip, which is the safe side).
+
+An attempt time later than now (a hand edit, a clock that was ahead) would hold the pacing back
+for as long as it is ahead. It is read as the time the file was last written, or now if that is
+earlier, with a warning naming the file; the dream writes the corrected state back on its next
+tick.
 """
 
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from memory_assets.core.durable import file_lock, write_atomic
@@ -30,6 +35,7 @@ from memory_assets.core.knowledge.watermark import (
 )
 
 STATE_VERSION = 1
+CLOCK_SLACK = timedelta(minutes=5)  # how far ahead an attempt time may be (clocks of two machines)
 
 
 class DreamStateError(RuntimeError):
@@ -104,9 +110,37 @@ def _rebuilt(path: Path, log_md: Path, why: str, repair: bool) -> DreamState:
     return state
 
 
-def load_dream_state(path: Path, log_md: Path, repair: bool = False) -> DreamState:
+def load_dream_state(
+    path: Path, log_md: Path, repair: bool = False, now: datetime | None = None
+) -> DreamState:
     """The persisted state; see the module docstring for an unreadable file (``repair``: the
-    dream, which will write the state back, moves it aside)."""
+    dream, which will write the state back, moves it aside) and for an attempt time later than
+    ``now`` (the clock by default)."""
+    state = _load(path, log_md, repair)
+    _not_ahead(state, path, (now or datetime.now(UTC)).astimezone(UTC))
+    return state
+
+
+def _not_ahead(state: DreamState, path: Path, now: datetime) -> None:
+    try:
+        written = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        written = now
+    anchor = min(written, now)
+    for name in ("last_attempt_at", "last_lint_attempt_at"):
+        value = getattr(state, name)
+        if value is None or value <= now + CLOCK_SLACK:
+            continue
+        setattr(state, name, anchor)
+        state.warnings.append(
+            f"{path}: {name} is {_iso(value)}, later than now ({_iso(now)}), which would hold the "
+            f"dream's pacing back until then; read as {_iso(anchor)} (when the file was last written, "
+            "or now if earlier). Fix: nothing to do, the dream writes the corrected time back on its "
+            "next run; if this machine's clock is wrong, set it right."
+        )
+
+
+def _load(path: Path, log_md: Path, repair: bool) -> DreamState:
     if not path.exists():
         return DreamState()
     try:
