@@ -147,6 +147,13 @@ def forget(
     if not text or not normalise(text):
         raise ReconcileError("forget needs a text or --id")
     retired = retire_texts(settings, indexer, [text], pages=True)
+    if retired.partial:
+        where = ", ".join(_home_path(k) for k in retired.where.get(text, []))
+        raise ReconcileError(
+            f"nothing forgotten: {text!r} is not a whole fact or claim, only part of one (in {where}), "
+            "and a tombstone hides whole texts (case and spacing aside), so none was written. Forget "
+            "the fact's full text (`memory-assets search` shows it), or its row with `forget --id ROW`"
+        )
     return {
         "text": text,
         "tombstoned": bool(retired.tombstoned),
@@ -155,6 +162,13 @@ def forget(
         "rows_deleted": retired.deleted,
         "held_by_no_file": bool(retired.unmatched),
     }
+
+
+def _home_path(key: str) -> str:
+    """A ``label:filename`` key as the file's path in the home (archive/..., notebook/..., memory/...)."""
+    parsed = IndexKey.parse(key)
+    folder = {"archive": "archive", "notebook": "notebook"}.get(parsed.label, "memory")
+    return f"{folder}/{parsed.filename}"
 
 
 def unforget(settings: Settings, indexer: Indexer, text: str) -> dict[str, Any]:

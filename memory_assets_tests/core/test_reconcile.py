@@ -203,3 +203,31 @@ def test_the_reconcile_job_runs_after_a_successful_dream_and_on_a_schedule() -> 
         "index_swept",
         "archival_memories",
     }
+
+
+def test_forget_of_a_text_that_is_only_part_of_a_fact_says_so_and_leaves_no_tombstone(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory_assets.cli import main
+
+    day = date(2026, 11, 20)
+    write_facts(settings, day, "Gulsanph romorxo morte velistra in the old harbour town")
+    (settings.notebook_dir / "3_Personal" / "Preferences.md").write_text(
+        "---\ntitle: Preferences\n---\n\n## Key Facts\n\n- Likes Gulsanph romorxo morte tea. (confirmed 2x, last 2026-11-20)\n"
+    )
+    Indexer(settings, embedder=embedder).sweep()
+    home = ["--home", str(settings.home), "--json"]
+    code = main([*home, "forget", "Gulsanph romorxo morte"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "nothing forgotten: 'Gulsanph romorxo morte' is not a whole fact or claim" in err
+    assert "archive/2026-11-20.md" in err and "notebook/3_Personal/Preferences.md" in err
+    assert not settings.tombstones_path.exists()
+    assert main([*home, "search", "Gulsanph romorxo morte velistra", "--no-embed"]) == 0
+    hits = json.loads(capsys.readouterr()[0])
+    assert "Gulsanph romorxo morte velistra in the old harbour town" in [h["content"] for h in hits]
+
+    # The whole fact, and the claim's text without its marker, are forgotten as before.
+    assert main([*home, "forget", "gulsanph ROMORXO morte velistra in the old harbour town"]) == 0
+    assert json.loads(capsys.readouterr()[0])["rows_deleted"] == 1
+    assert main([*home, "forget", "Likes Gulsanph romorxo morte tea"]) == 0
+    assert json.loads(capsys.readouterr()[0])["rows_deleted"] == 1

@@ -12,16 +12,21 @@ A crash in between leaves a tombstone whose rows are still indexed; the next ret
 sweep removes them (the reindex is idempotent), and the ``no_tombstoned_content`` check reports
 the gap meanwhile. A text already tombstoned is not tombstoned again, so a replay retires each
 text exactly once.
+
+``forget`` tombstones a text only when the tombstone would hide something: a fact line of a daily
+log that holds it, or a row one of its pages or core files plans. A text that is only part of a
+fact (a prefix, a few words) is reported in ``partial`` and tombstoned nowhere, since a tombstone
+matches whole texts and would hide nothing, while keeping that exact text out of every later write.
 """
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.capture.daily_log import list_logs, read_daily_log
 from memory_assets.core.durable import append_durable, file_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.indexer import FileResult, Indexer
-from memory_assets.core.knowledge.tombstones import claim_core, read_tombstones, tombstone_line
+from memory_assets.core.knowledge.tombstones import Tombstones, claim_core, read_tombstones, tombstone_line
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import CORE_FILES, IndexKey
@@ -36,6 +41,8 @@ class RetireResult:
     tombstoned: list[str] = field(default_factory=list)  # texts newly tombstoned
     already: list[str] = field(default_factory=list)  # texts that were tombstoned before
     unmatched: list[str] = field(default_factory=list)  # texts no file holds (reported, dropped)
+    partial: list[str] = field(default_factory=list)  # forget: texts held only inside a fact (dropped)
+    where: dict[str, list[str]] = field(default_factory=dict)  # text -> the keys of the files holding it
     files: list[str] = field(default_factory=list)  # label:filename keys reindexed
     deleted: int = 0
     embedded: int = 0
@@ -84,8 +91,12 @@ def retire_texts(
     lines = []
     for text in texts:
         norm = claim_core(text) if pages else normalise(text)
+        result.where[text] = keys[text]
         if not keys[text]:
             result.unmatched.append(text)
+            continue
+        if pages and norm not in known and not _hides_something(settings, indexer, text, keys[text]):
+            result.partial.append(text)
             continue
         reindex.update(keys[text])
         if norm in known:
@@ -104,6 +115,29 @@ def retire_texts(
         result.embedded += outcome.embedded
         failpoint("retire.reindexed_one")
     return result
+
+
+def _hides_something(settings: Settings, indexer: Indexer, text: str, keys: list[str]) -> bool:
+    """Whether a ``forget`` tombstone for ``text`` would hide a fact line of one of these daily
+    logs (whatever the watermark) or a row one of these pages or core files plans. A file that
+    cannot be read counts as hiding something: the tombstone is the safe side."""
+    probe = Tombstones(frozenset({normalise(text)}), frozenset({claim_core(text)}))
+    for key in keys:
+        parsed = IndexKey.parse(key)
+        if parsed.label == "archive":
+            try:
+                facts = read_daily_log(
+                    settings.archive_dir / parsed.filename, f"archive/{parsed.filename}"
+                ).facts
+            except OSError:
+                return True
+            if any(probe.hides(f.content) for f in facts):
+                return True
+            continue
+        plan = indexer.plan_key(key, fresh=True)
+        if plan is not None and (plan.unreadable or any(probe.hides(r.content) for r in plan.rows)):
+            return True
+    return False
 
 
 def clean_handoff_line(line: str) -> str:
