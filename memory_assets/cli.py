@@ -245,38 +245,38 @@ def cmd_memory_md(args: argparse.Namespace) -> Any:
     return None
 
 
-def _turn_json(result: Any) -> dict[str, Any]:
-    keys = ("content", "category", "outcome", "similarity", "matched", "matched_source")
-    out = result.to_dict()
-    out["facts"] = [{k: fact[k] for k in keys} for fact in out["facts"]]
-    out["counts"] = result.counts()
-    return out
-
-
-def _process(args: argparse.Namespace, turn: Any, extractor: Any) -> dict[str, Any]:
-    from memory_assets.core.write_path.process import process_turn
-
-    home = _home(args)
-    return _turn_json(
-        process_turn(
-            turn, home.settings, extractor=extractor, store=home.store, embedder=home.write_path_embedder()
-        )
-    )
-
-
 def cmd_write_turn(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.write_path.extraction import Turn
     from memory_assets.core.write_path.extractor_choice import make_extractor
+    from memory_assets.core.write_path.process import process_turn
 
+    home = _home(args)
     turn = Turn(args.user, args.assistant or "", args.chat_id, args.at)
-    return _process(args, turn, make_extractor(_settings(args)))
+    result = process_turn(
+        turn,
+        home.settings,
+        extractor=make_extractor(home.settings),
+        store=home.store,
+        embedder=home.write_path_embedder(),
+    )
+    return result.summary()
 
 
 def cmd_remember(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn
+    from memory_assets.core.write_path.remember import remember
 
-    fact = ExtractedFact(" ".join(args.text.split()), args.category or "general", importance=args.importance)
-    return _process(args, Turn(args.text, chat_id=args.chat_id, at=args.at), GivenFacts([fact]))
+    home = _home(args)
+    result = remember(
+        args.text,
+        home.settings,
+        category=args.category,
+        importance=args.importance,
+        chat_id=args.chat_id,
+        at=args.at,
+        store=home.store,
+        embedder=home.write_path_embedder(),
+    )
+    return result.summary()
 
 
 def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
@@ -395,24 +395,24 @@ AT_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"
 
 
 def _utc(text: str) -> Any:
-    """An ``--at`` value: an ISO date or date-time, UTC when it has no offset. Its UTC time picks
-    the day's log, so it must fall in the years 1-9999; anything else is an argparse error (exit
-    2) naming the expected format."""
-    from datetime import UTC, datetime
+    """An ``--at`` value: an ISO date or date-time, read as a turn's time (``turn_time``: UTC when
+    it has no offset, within the years 1-9999 in UTC); anything else is an argparse error (exit 2)
+    naming the expected format."""
+    from datetime import datetime
+
+    from memory_assets.core.write_path.extraction import turn_time
 
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date-time ({AT_FORMAT})") from None
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value
     try:
-        value.astimezone(UTC)
-    except OverflowError:
+        return turn_time(value)
+    except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is outside the years 1-9999 in UTC; give a date-time from 0001-01-01 to "
             f"9999-12-31 in UTC ({AT_FORMAT})"
         ) from None
-    return value
 
 
 def _print_human(result: Any) -> None:

@@ -8,11 +8,8 @@ endpoint, falling back to the rules on any failure, never raising into the write
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    pass
+from datetime import UTC, datetime
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -23,6 +20,20 @@ class Turn:
     assistant: str = ""
     chat_id: str = "default"
     at: datetime | None = None  # when it happened (UTC); None = now. Decides the day's log.
+
+
+def turn_time(value: datetime) -> datetime:
+    """A turn's time as given (an ISO date-time read by a face): UTC when it has no offset. Its UTC
+    time picks the day's log, so it must fall in the years 1-9999 in UTC; a ``ValueError`` names
+    the range otherwise (a far offset on 0001-01-01 or 9999-12-31 leaves it)."""
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(
+            f"{value.isoformat()} is outside the years 1-9999 in UTC; give a date-time from "
+            "0001-01-01 to 9999-12-31 in UTC"
+        ) from None
 
 
 @dataclass(frozen=True)

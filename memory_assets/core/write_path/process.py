@@ -21,10 +21,11 @@ never writes a turn twice.
 """
 
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ IMPORTANT_AT = 0.7  # a fact this important refreshes MEMORY.md (the assistant's
 RECALL_QUERY_CHARS = 2000  # a huge turn is recalled by its beginning
 REINDEX_LOCK_WAIT_S = 5.0  # a day's reindex waits this long for its locks, then is left to the sensor
 _RECALL_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-recall")
+SUMMARY_FACT_KEYS = ("content", "category", "outcome", "similarity", "matched", "matched_source")
 
 
 @dataclass
@@ -104,6 +106,14 @@ class TurnResult:
         out = {"new": 0, "revision": 0, "confirmation": 0}
         for fact in self.facts:
             out[fact.outcome] += 1
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """The result as the faces hand it out (the CLI's ``--json``, the server's answer): every
+        field, each fact as what it says, its outcome and what it was compared with, and the counts."""
+        out = self.to_dict()
+        out["facts"] = [{k: fact[k] for k in SUMMARY_FACT_KEYS} for fact in out["facts"]]
+        out["counts"] = self.counts()
         return out
 
 
@@ -215,8 +225,10 @@ def finish_turn(
     store: MemoryStore | None = None,
     embedder: TextEmbedder | None = None,
     reindex: bool = True,
+    memory_md: bool = True,
 ) -> TurnResult:
-    """(e)-(f) after the write: reindex the day, refresh MEMORY.md; failures are reported, not raised."""
+    """(e)-(f) after the write: reindex the day, refresh MEMORY.md; failures are reported, not
+    raised. ``reindex`` / ``memory_md`` False leave that step to the caller (``process_turns``)."""
     result = TurnResult(
         facts=plan.facts,
         lines_written=plan.block.text.strip().splitlines()[2:] if plan.block else [],
@@ -237,11 +249,16 @@ def finish_turn(
         except Exception as exc:  # the log holds the facts; the sensor reindexes the day later
             result.reindex_error = f"{type(exc).__name__}: {exc}"[:300]
         result.timings["reindex"] = time.perf_counter() - t0
-    if any(f.importance >= IMPORTANT_AT and f.outcome != CONFIRMATION for f in plan.facts):
+    if memory_md and important(plan):
         t0 = time.perf_counter()
         result.memory_md = refresh_memory_md(settings, store)
         result.timings["memory_md"] = time.perf_counter() - t0
     return result
+
+
+def important(plan: TurnPlan) -> bool:
+    """Whether the turn wrote a fact important enough to refresh MEMORY.md."""
+    return any(f.importance >= IMPORTANT_AT and f.outcome != CONFIRMATION for f in plan.facts)
 
 
 def process_turn(
@@ -267,3 +284,65 @@ def process_turn(
     result = finish_turn(plan, settings, path, store=store, embedder=embedder, reindex=reindex)
     result.timings["total"] = time.perf_counter() - start
     return result
+
+
+def process_turns(
+    turns: Sequence[tuple[Turn, Extractor]],
+    settings: Settings,
+    *,
+    store: MemoryStore | None = None,
+    embedder: TextEmbedder | None = None,
+) -> list[TurnResult | Exception]:
+    """Several turns of one home as one write, in order: what a server does with the turns that
+    arrive for one user while it is writing the previous ones (one group, one reindex).
+
+    Each turn is planned and appended exactly as ``process_turn`` does (a-d), durably, before the
+    next is planned; then every day the turns wrote to is reindexed once (e), and MEMORY.md is
+    refreshed once when any turn wrote an important fact (f). Each turn's result carries its own
+    facts, log and timings, and the reindex of its day (``rows_embedded`` and ``reindex_error``
+    are that day's, shared by the turns that wrote to it). A turn that fails before its append
+    (its extractor, a full disk) is returned as its exception, in its place, and the other turns
+    go on.
+
+    The turns of one call are classified against the index as it stood before the call: a second
+    restatement of a fact another turn of the same call wrote is written as new (never lost; the
+    write path may recognise a repeat, never must, design §7 invariant 5b)."""
+    store = store or MemoryStore.of(settings)
+    out: list[TurnResult | Exception | None] = []
+    written: list[tuple[int, TurnPlan, Path | None, float]] = []
+    for turn, extractor in turns:
+        start = time.perf_counter()
+        try:
+            plan = plan_turn(turn, settings, extractor, store=store)
+            t0 = time.perf_counter()
+            path = apply_plan(plan, settings)
+            plan.timings["write"] = time.perf_counter() - t0
+        except Exception as exc:  # this turn is not written; the others are
+            out.append(exc)
+            continue
+        written.append((len(out), plan, path, start))
+        out.append(None)  # its result, once the days are reindexed
+    days = sorted({plan.block.day for _, plan, _, _ in written if plan.block is not None})
+    reindexed: dict[date, tuple[int, str | None, float]] = {}
+    for day in days:
+        t0 = time.perf_counter()
+        try:
+            indexer = Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
+            reindexed[day] = (indexer.reindex_day(day).embedded, None, time.perf_counter() - t0)
+        except Exception as exc:  # the logs hold the facts; the sensor (or the next write) reindexes
+            reindexed[day] = (0, f"{type(exc).__name__}: {exc}"[:300], time.perf_counter() - t0)
+    refresh: str | None = None
+    refresh_s = 0.0
+    if any(important(plan) for _, plan, _, _ in written):
+        t0 = time.perf_counter()
+        refresh = refresh_memory_md(settings, store)
+        refresh_s = time.perf_counter() - t0
+    for position, plan, path, start in written:
+        result = finish_turn(plan, settings, path, store=store, reindex=False, memory_md=False)
+        if plan.block is not None:
+            result.rows_embedded, result.reindex_error, result.timings["reindex"] = reindexed[plan.block.day]
+        if important(plan):
+            result.memory_md, result.timings["memory_md"] = refresh, refresh_s
+        result.timings["total"] = time.perf_counter() - start
+        out[position] = result
+    return [r for r in out if r is not None]

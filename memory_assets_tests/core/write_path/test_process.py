@@ -212,3 +212,51 @@ def test_bad_turns_never_crash_and_lose_nothing(settings: Settings, embedder: Em
     assert all("\x00" not in line and "\ud800" not in line for line in lines)
     json.dumps(lines)
     assert MemoryStore(settings.index_uri).count() == len(lines)
+
+
+class Exploding:
+    name = "exploding"
+
+    def extract(self, turn: Turn, known: object = ()) -> object:
+        raise RuntimeError("the extractor broke")
+
+
+def test_process_turns_writes_every_turn_in_order_and_reindexes_each_day_once(
+    settings: Settings, embedder: Embedder
+) -> None:
+    from memory_assets.core.write_path.process import process_turns
+
+    say(settings, embedder, "Keeps a sourdough starter named Clint")
+    other_day = AT.replace(day=AT.day + 1)
+
+    def turn(text: str, at: datetime = AT, importance: float = 0.5) -> tuple[Turn, GivenFacts]:
+        return Turn(text, chat_id="batch000", at=at), GivenFacts([ExtractedFact(text, importance=importance)])
+
+    turns = [
+        turn("Plays the cello on Sundays"),
+        (Turn("b", chat_id="batch000", at=AT), Exploding()),
+        turn("Owns a red canoe", at=other_day, importance=0.9),
+        turn("Keeps a sourdough starter named Clint", importance=0.9),
+        turn("Plays the cello on Sundays"),
+    ]
+    results = process_turns(turns, settings, embedder=embedder)
+    assert len(results) == 5
+    first, failed, canoe, repeat, cello_again = results
+    assert isinstance(failed, RuntimeError) and "extractor broke" in str(failed)
+    assert not isinstance(first, Exception) and not isinstance(canoe, Exception)
+    assert not isinstance(repeat, Exception) and not isinstance(cello_again, Exception)
+    # The turns wrote in order; each day was reindexed once, its figures shared by its turns.
+    assert log_lines(settings) == [
+        "Keeps a sourdough starter named Clint",
+        "Plays the cello on Sundays",
+        "Plays the cello on Sundays",  # classified against the index before the group: written again
+    ]
+    assert [f.outcome for f in repeat.facts] == ["confirmation"] and repeat.lines_written == []
+    assert first.rows_embedded == cello_again.rows_embedded == 2 and canoe.rows_embedded == 1
+    assert first.reindex_error is None and canoe.log and canoe.log.endswith(f"{other_day.date()}.md")
+    store = MemoryStore.of(settings)
+    assert store.count() == 4  # the first turn's row, two cello rows and the canoe
+    # Only the turn with an important new fact reports the (single) MEMORY.md refresh.
+    assert canoe.memory_md is not None and "memory_md" in canoe.timings
+    assert repeat.memory_md is None and first.memory_md is None
+    assert "total" in first.timings and "reindex" in first.timings

@@ -1,0 +1,141 @@
+"""Many users, one home each (design §3.5): the user-id rule and the root -> home mapping.
+
+A root (``MEMORY_ROOT``, default ``./.memory_root``) holds one complete home per user, in the
+single-home layout (design §3.1), at ``<root>/users/<user_id>/``. Physical separation is the
+isolation: a user's rows, logs, vault, tombstones and locks are that home's alone, so no query,
+filter or reindex of one user can reach another's files or table.
+
+* ``check_user_id``: a user id matches ``^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`` (so it is one path
+  segment, never ``.``, ``..``, hidden, or holding a separator or a control character); anything
+  else is a ``UserIdError`` naming the rule, raised before any path is built.
+* ``user_home``: the directory of a user's home under a root (the id checked first).
+* ``user_settings``: that home's ``Settings``. The variables that place a single home's files
+  (``MEMORY_HOME``, ``MEMORY_INDEX_URI``, ``MEMORY_NOTEBOOK_DIR``, the ``.state`` file paths, ...)
+  are ignored for a user's home, since one value for every user would put them all in one
+  place; everything else (the models, the limits, the dream's pacing) applies to every user.
+  ``user_id`` is the user's id, written on every row.
+* ``list_users``: the ids of the homes under a root, sorted (anything else there is left out).
+* ``open_user_home``: a ``Home`` over a user's home; ``create=True`` initialises it on the first
+  write (``init_home``, idempotent), else ``UnknownUserError`` when the user has none.
+
+The server (``memory_assets/server``) and the Dagster layer over every home of a root use these;
+nothing else builds a user's path.
+"""
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from memory_assets.core.home import Home
+from memory_assets.core.models.embedder import Embedder, HttpEmbedder
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.settings import Settings, SettingsError
+
+ROOT_ENV = "MEMORY_ROOT"
+DEFAULT_ROOT = Path(".memory_root")
+USERS_DIR = "users"
+USER_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+USER_ID_RULE = (
+    "1-64 characters: ASCII letters, digits, '.', '_' or '-', starting with a letter or a digit "
+    "(^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$)"
+)
+# Variables that place one home's files: ignored for a user's home (see the module docstring).
+HOME_VARIABLES = frozenset(
+    {
+        "MEMORY_HOME",
+        "MEMORY_PROFILE",
+        "SUZENT_DATA_DIR",
+        "MEMORY_NOTEBOOK_DIR",
+        "MEMORY_INDEX_URI",
+        "MEMORY_USER_ID",
+        "MEMORY_CONFIRMATIONS_PATH",
+        "MEMORY_SUPERSEDED_PATH",
+        "MEMORY_DREAM_STATE_PATH",
+        "MEMORY_MD_PATH",
+    }
+)
+
+
+class UserIdError(SettingsError):
+    """A user id that breaks the rule; nothing was built from it."""
+
+
+class UnknownUserError(LookupError):
+    """A read of a user who has no home yet (homes are created by the first write)."""
+
+
+def check_user_id(user_id: object) -> str:
+    """``user_id`` when it matches the rule, else ``UserIdError`` naming the rule."""
+    if not isinstance(user_id, str) or USER_ID_RE.fullmatch(user_id) is None:
+        shown = repr(user_id)[:80]
+        raise UserIdError(f"user id {shown} is not valid: a user id is {USER_ID_RULE}")
+    return user_id
+
+
+def resolve_root(root: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The root of the users' homes: ``root``, else ``MEMORY_ROOT``, else ``./.memory_root``."""
+    env = os.environ if env is None else env
+    return Path(root or env.get(ROOT_ENV) or DEFAULT_ROOT).expanduser().absolute()
+
+
+def user_home(root: Path, user_id: str) -> Path:
+    """``<root>/users/<user_id>``, the id checked before the path is built."""
+    return Path(root) / USERS_DIR / check_user_id(user_id)
+
+
+def user_settings(root: Path, user_id: str, env: Mapping[str, str] | None = None) -> Settings:
+    """The settings of a user's home (see the module docstring for the variables it ignores)."""
+    env = os.environ if env is None else env
+    shared = {k: v for k, v in env.items() if k not in HOME_VARIABLES}
+    return Settings.load(user_home(root, user_id), "default", env=shared, user_id=user_id)
+
+
+def list_users(root: Path) -> list[str]:
+    """The ids of the users who have a home under ``root`` (directories whose name is a valid id)."""
+    users = Path(root) / USERS_DIR
+    if not users.is_dir():
+        return []
+    return sorted(p.name for p in users.iterdir() if USER_ID_RE.fullmatch(p.name) and p.is_dir())
+
+
+def has_home(root: Path, user_id: str) -> bool:
+    """Whether the user's home exists, under exactly this name, and is initialised."""
+    return _initialised(user_settings(root, user_id)) and _named_exactly(root, user_id)
+
+
+def _initialised(settings: Settings) -> bool:
+    return settings.memory_dir.is_dir() and settings.notebook_dir.is_dir()
+
+
+def _named_exactly(root: Path, user_id: str) -> bool:
+    """Whether the users' directory lists ``user_id`` itself. On a case-insensitive file system
+    ``Alice`` opens ``alice``'s home; comparing the listed names keeps the two apart."""
+    try:
+        return user_id in os.listdir(Path(root) / USERS_DIR)
+    except FileNotFoundError:
+        return False
+
+
+def open_user_home(
+    root: Path,
+    user_id: str,
+    *,
+    create: bool = False,
+    embedder: Embedder | HttpEmbedder | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Home:
+    """A ``Home`` over the user's home. ``create``: initialise it when missing (a first write);
+    otherwise a user without a home is ``UnknownUserError``. ``embedder``: one shared by every
+    home of the process (the model loads once)."""
+    settings = user_settings(root, user_id, env)
+    if create:
+        init_home(settings)
+    elif not _initialised(settings):
+        raise UnknownUserError(f"user {user_id!r} has no memory yet")
+    if not _named_exactly(root, user_id):
+        raise UserIdError(
+            f"user id {user_id!r} names another user's home on this case-insensitive file system; "
+            "use user ids that differ by more than letter case (lower case, say)"
+        )
+    return Home(settings, embedder)
