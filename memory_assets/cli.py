@@ -49,6 +49,13 @@ Commands:
                               the table exactly as it was before an apply (from the tag or the copy)
     legacy forget-backup BACKUP [--table URI] [--remove-copy]
                               drop a backup's tag (a tagged version blocks optimize's version cleanup)
+    serve [--root DIR] [--host H] [--port N] [--tokens-file FILE]
+                              the memory service for many users (one home each under the root):
+                              REST under /v1, MCP at /mcp; beyond loopback only with tokens
+    mcp [--root DIR] [--user ID]
+                              MCP over stdio for one user, for a desktop client
+    token (--user ID | --admin) --tokens-file FILE
+                              make a token for the server, add its hash to the file, print it once
 """
 
 import argparse
@@ -391,6 +398,44 @@ def cmd_legacy_forget_backup(args: argparse.Namespace) -> dict[str, Any]:
     return forget_backup(settings, args.backup, args.table, remove_copy=args.remove_copy)
 
 
+def _server_config(args: argparse.Namespace) -> Any:
+    from memory_assets.server.config import ServerConfig
+
+    return ServerConfig.load(
+        root=args.root,
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+        tokens_file=getattr(args, "tokens_file", None),
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Runs until stopped (SIGTERM, Ctrl-C); prints its own output."""
+    from memory_assets.server.run import serve
+
+    serve(_server_config(args))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """MCP over stdio for one user until stdin closes; only the protocol goes to stdout."""
+    from memory_assets.server.run import run_stdio
+
+    run_stdio(_server_config(args), args.user)
+    return 0
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    """Adds a new token's hash to the token file and prints the token (once) on stdout."""
+    from memory_assets.server.auth import add_token
+
+    token = add_token(Path(args.tokens_file).expanduser().absolute(), args.user, admin=args.admin)
+    who = "admin" if args.admin else f"user {args.user}"
+    print(f"added a token for {who} to {args.tokens_file}; it is shown only now:", file=sys.stderr)
+    print(token)
+    return 0
+
+
 AT_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"
 
 
@@ -589,6 +634,26 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "forget-backup":
             action.add_argument("--remove-copy", action="store_true", help="delete the directory copy too")
         action.set_defaults(func=func)
+    root_help = "the root of the users' homes, <root>/users/<id>/ (default: $MEMORY_ROOT or ./.memory_root)"
+    p = command("serve", "the memory service: REST under /v1 and MCP at /mcp, for many users")
+    p.add_argument("--root", help=root_help)
+    p.add_argument("--host", help="address to listen on (default: $MEMORY_SERVER_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port to listen on (default: $MEMORY_SERVER_PORT or 8765)")
+    p.add_argument(
+        "--tokens-file",
+        help="the token file (default: $MEMORY_SERVER_TOKENS_FILE); required beyond a loopback address",
+    )
+    p.set_defaults(func=cmd_serve)
+    p = command("mcp", "MCP over stdio for one user (a desktop client starts it)")
+    p.add_argument("--root", help=root_help)
+    p.add_argument("--user", default="default", help="whose memory (default: default)")
+    p.set_defaults(func=cmd_mcp)
+    p = command("token", "make a token for the server and add its hash to the token file")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--user", help="the user the token reaches")
+    who.add_argument("--admin", action="store_true", help="a token that reaches every user")
+    p.add_argument("--tokens-file", required=True, help="the token file (created if missing)")
+    p.set_defaults(func=cmd_token)
     p = command("ingest-transcripts", "every new user turn of the transcripts through the write path")
     p.add_argument("--session", action="append", help="only this session (repeatable)")
     p.add_argument("--limit", type=int, help="at most this many turns in this run")

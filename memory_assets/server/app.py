@@ -1,0 +1,108 @@
+"""The ASGI app: FastAPI (so ``/openapi.json`` and ``/docs``) with the REST routes, MCP's
+streamable HTTP at ``/mcp``, and the guards in front.
+
+``/mcp`` is served by the SDK's session manager, stateless (every call stands alone and is
+authorised alone) with JSON answers. In front of it, ``McpEndpoint`` resolves whose memory the
+call is for, exactly as the REST routes do, and leaves the answer on the request's scope for the
+tools (``mcp_tools.py``): the token's user; for an admin token, or a loopback server without
+tokens, the ``user`` query parameter (default ``default``); a user token naming another user is
+a 403.
+
+The lifespan starts the SDK's session manager, then loads the model in the background and
+catches the homes up (``MemoryService.start``); on SIGTERM uvicorn stops accepting, finishes the
+requests in flight (their writes included), then the lifespan ends.
+"""
+
+import contextlib
+from collections.abc import AsyncIterator
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI
+from mcp.server.mcpserver import Context
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from memory_assets.server import errors
+from memory_assets.server.auth import TokenFile
+from memory_assets.server.config import ServerConfig
+from memory_assets.server.errors import ApiError
+from memory_assets.server.limits import BodyLimit, InFlightLimit, LoopbackGuard
+from memory_assets.server.mcp_tools import build_mcp
+from memory_assets.server.routes import build_router, principal_of, reach
+from memory_assets.server.service import MemoryService
+
+DEFAULT_MCP_USER = "default"
+STATE_KEY = "memory_user"
+
+
+def user_from_scope(ctx: Context) -> str:
+    """The user ``McpEndpoint`` resolved for this call."""
+    request = ctx.request_context.request
+    state = getattr(request, "scope", {}).get("state") or {}
+    user = state.get(STATE_KEY)
+    if not isinstance(user, str):  # only reachable if the endpoint was bypassed
+        raise ApiError(
+            401, "missing_user", "no user was resolved for this call", "call /mcp through the server"
+        )
+    return user
+
+
+class McpEndpoint:
+    """Resolves the caller of ``/mcp`` (see the module docstring), then hands the request on."""
+
+    def __init__(self, app: StreamableHTTPASGIApp, tokens: TokenFile | None) -> None:
+        self.app = app
+        self.tokens = tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        try:
+            principal = principal_of(self.tokens, headers.get("authorization"))
+            asked = query.get("user", [None])[-1]
+            user = asked or (principal.user if not principal.admin else None) or DEFAULT_MCP_USER
+            reach(principal, user)
+        except ApiError as exc:
+            await exc.response()(scope, receive, send)
+            return
+        scope.setdefault("state", {})[STATE_KEY] = user
+        await self.app(scope, receive, send)
+
+
+def build_app(config: ServerConfig) -> FastAPI:
+    tokens = TokenFile(config.tokens_file) if config.tokens_file is not None else None
+    service = MemoryService(config)
+    mcp = build_mcp(service, config, user_from_scope)
+    mcp.streamable_http_app(  # builds the session manager the endpoint below serves through
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=config.max_body_bytes,
+        host=config.host,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            service.start()
+            try:
+                yield
+            finally:
+                await service.stop()
+
+    app = FastAPI(
+        title="memory-assets",
+        summary="Long-term memory for AI assistants: one home per user, REST and MCP",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    app.state.config = config
+    errors.install(app)
+    app.include_router(build_router(service, config, tokens))
+    endpoint = McpEndpoint(StreamableHTTPASGIApp(mcp.session_manager), tokens)
+    app.router.routes.append(Route("/mcp", endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    app.add_middleware(BodyLimit, max_body_bytes=config.max_body_bytes)
+    app.add_middleware(InFlightLimit, max_in_flight=config.max_in_flight, retry_after_s=config.retry_after_s)
+    if tokens is None:
+        app.add_middleware(LoopbackGuard)  # outermost
+    return app

@@ -1,0 +1,110 @@
+"""Every error the server answers is JSON ``{"error", "detail", "fix"}``.
+
+``error`` is a stable machine-readable code (``invalid_user_id``, ``unknown_user``,
+``validation_error``, ...), ``detail`` says what was wrong (naming the field), ``fix`` what to do.
+Bad input is a 4xx, never a 500 and never a traceback; an unexpected failure is a 500 with the
+same shape, logged on the server without the request's body. Request bodies and tokens never
+reach a log line.
+"""
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("memory_assets.server")
+
+
+class ApiError(Exception):
+    """An answer other than success: status, code, what went wrong, and the fix."""
+
+    def __init__(
+        self, status: int, error: str, detail: str, fix: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.error = error
+        self.detail = detail
+        self.fix = fix
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, str]:
+        return {"error": self.error, "detail": self.detail, "fix": self.fix}
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
+
+
+def error_bytes(status: int, error: str, detail: str, fix: str) -> bytes:
+    """The JSON body of an error, for the ASGI guards that answer before the app."""
+    return json.dumps({"error": error, "detail": detail, "fix": fix}).encode()
+
+
+def field_problems(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic's errors as one line naming each field (never echoing the value sent)."""
+    parts = []
+    for err in errors[:10]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    more = f" (and {len(errors) - 10} more)" if len(errors) > 10 else ""
+    return "; ".join(parts) + more
+
+
+def validation_error(errors: Sequence[Mapping[str, Any]]) -> ApiError:
+    """A request that did not validate: invalid JSON is a 400, anything else a 422."""
+    if any(err.get("type") == "json_invalid" for err in errors):
+        return ApiError(
+            400,
+            "invalid_json",
+            "the request body is not valid JSON",
+            "send a JSON object with Content-Type: application/json",
+        )
+    return ApiError(
+        422,
+        "validation_error",
+        field_problems(errors),
+        "correct the named fields (types, lengths and ranges are in the OpenAPI document at /openapi.json)",
+    )
+
+
+HTTP_CODES = {
+    404: ("not_found", "no such route", "see /docs or /openapi.json for the routes"),
+    405: ("method_not_allowed", "this route does not take this method", "see /docs for the methods"),
+    413: (
+        "body_too_large",
+        "the request body is larger than the server's limit",
+        "send a smaller body (the limit is MEMORY_SERVER_MAX_BODY_BYTES on the server)",
+    ),
+}
+
+
+def install(app: FastAPI) -> None:
+    """Answer every error in the one JSON shape."""
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return validation_error(exc.errors()).response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code, detail, fix = HTTP_CODES.get(exc.status_code, ("http_error", str(exc.detail), "see /docs"))
+        return ApiError(exc.status_code, code, detail, fix, exc.headers).response()
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error(f"{request.method} {request.url.path}: {type(exc).__name__}: {exc}", exc_info=exc)
+        return ApiError(
+            500,
+            "internal_error",
+            f"the server failed ({type(exc).__name__})",
+            "retry; if it persists, the server's log names the cause",
+        ).response()

@@ -1,0 +1,212 @@
+"""The open homes: a bounded cache, and each user's write lane.
+
+``HomeCache`` keeps at most ``max_homes`` users' homes open (their settings, LanceDB handles and
+extractor), the least recently used closed first; a home in use by a request is never closed
+under it (the bound is exceeded instead, until that request ends). Every home shares the one
+embedder of the process. A home is opened by a read only if it exists (``UnknownUserError``
+otherwise) and created by a write (``open_user_home``).
+
+Each open home has two sides, each with its own ``MemoryStore`` (a store is not shared between
+threads that both write): ``reader`` serves search, listing and status, one call at a time per
+user; ``writer`` belongs to the user's ``WriteLane``.
+
+``WriteLane``: one user's writes, one group at a time, in arrival order. Turns (and memories,
+which are turns with their fact given) that queue while a group is being written go together as
+the next group (``process_turns``: each appended durably in order, each day reindexed once), up
+to ``batch_turns``; any other write (forget, unforget, the start-up catch-up) runs alone. The
+core's locks still guard every file and index key, so the lane orders this process's writes while
+the CLI, the Dagster sensors and backfills write beside it safely. Different users' lanes run in
+parallel. A caller that goes away does not stop its write: a write that started finishes.
+"""
+
+import asyncio
+import contextlib
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memory_assets.core.home import Home
+from memory_assets.core.models.batching import BatchingEmbedder
+from memory_assets.core.ops.users import open_user_home
+from memory_assets.core.write_path.extraction import Extractor, Turn
+from memory_assets.core.write_path.extractor_choice import make_extractor
+from memory_assets.core.write_path.process import TurnResult, process_turns
+
+T = TypeVar("T")
+Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
+
+
+@dataclass
+class _Write:
+    future: asyncio.Future[Any]
+    turn: tuple[Turn, Extractor] | None = None
+    job: Callable[[], Any] | None = None
+
+
+class WriteLane:
+    """One user's writes (see the module docstring)."""
+
+    def __init__(self, home: Home, run: Run, batch_turns: int) -> None:
+        self.home = home
+        self.run = run
+        self.batch_turns = max(1, batch_turns)
+        self._queue: deque[_Write] = deque()
+        self._task: asyncio.Task[None] | None = None
+        self.groups = 0  # groups of turns written (one process_turns call each)
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None or bool(self._queue)
+
+    async def turn(self, turn: Turn, extractor: Extractor) -> TurnResult:
+        result: TurnResult = await self._submit(_Write(self._future(), turn=(turn, extractor)))
+        return result
+
+    async def job(self, fn: Callable[[], T]) -> T:
+        result: T = await self._submit(_Write(self._future(), job=fn))
+        return result
+
+    @staticmethod
+    def _future() -> asyncio.Future[Any]:
+        return asyncio.get_running_loop().create_future()
+
+    async def _submit(self, write: _Write) -> Any:
+        self._queue.append(write)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+        # The write goes on if the caller goes away (shield): it is durable or it failed, never torn.
+        return await asyncio.shield(write.future)
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                if self._queue[0].turn is None:
+                    write = self._queue.popleft()
+                    assert write.job is not None
+                    try:
+                        _settle(write, await self.run(write.job))
+                    except Exception as exc:
+                        _settle(write, exc)
+                    continue
+                group: list[_Write] = []
+                while self._queue and self._queue[0].turn is not None and len(group) < self.batch_turns:
+                    group.append(self._queue.popleft())
+                turns = [w.turn for w in group if w.turn is not None]
+                try:
+                    results = await self.run(lambda turns=turns: self._write(turns))
+                except Exception as exc:
+                    results = [exc] * len(group)
+                self.groups += 1
+                for write, result in zip(group, results, strict=True):
+                    _settle(write, result)
+        finally:
+            self._task = None
+
+    def _write(self, turns: list[tuple[Turn, Extractor]]) -> list[TurnResult | Exception]:
+        home = self.home
+        return process_turns(turns, home.settings, store=home.store, embedder=home.write_path_embedder())
+
+
+def _settle(write: _Write, result: Any) -> None:
+    if write.future.done():  # cancelled: the caller went away after the write
+        return
+    if isinstance(result, BaseException):
+        write.future.set_exception(result)
+    else:
+        write.future.set_result(result)
+
+
+@dataclass
+class UserHome:
+    """One user's open home: its two sides, its extractor, its lane."""
+
+    user_id: str
+    reader: Home
+    writer: Home
+    extractor: Extractor
+    lane: WriteLane
+    read_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    in_use: int = 0
+
+
+class HomeCache:
+    def __init__(self, root: Path, embedder: BatchingEmbedder, run: Run, max_homes: int, batch_turns: int):
+        self.root = root
+        self.embedder = embedder
+        self.run = run
+        self.max_homes = max(1, max_homes)
+        self.batch_turns = batch_turns
+        self._homes: OrderedDict[str, UserHome] = OrderedDict()
+        self._opening: dict[str, asyncio.Future[UserHome]] = {}
+        self.opened = 0  # homes opened since start
+        self.closed = 0  # homes closed to keep the bound
+
+    def __len__(self) -> int:
+        return len(self._homes)
+
+    def __contains__(self, user_id: str) -> bool:
+        return user_id in self._homes
+
+    @contextlib.asynccontextmanager
+    async def use(self, user_id: str, *, create: bool) -> AsyncIterator[UserHome]:
+        """The user's open home for the time of one request (opened, or created by a write)."""
+        home = await self._get(user_id, create)
+        home.in_use += 1
+        try:
+            yield home
+        finally:
+            home.in_use -= 1
+            self._evict()
+
+    async def _get(self, user_id: str, create: bool) -> UserHome:
+        home = self._homes.get(user_id)
+        if home is not None:
+            self._homes.move_to_end(user_id)
+            if create and not home.writer.settings.archive_dir.is_dir():  # removed behind our back
+                await self.run(lambda: open_user_home(self.root, user_id, create=True))
+            return home
+        pending = self._opening.get(user_id)
+        if pending is not None and not create:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[UserHome] = asyncio.get_running_loop().create_future()
+        self._opening[user_id] = future
+        try:
+            home = await self._open(user_id, create)
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters re-raise it; nothing is logged as unhandled
+            raise
+        finally:
+            self._opening.pop(user_id, None)
+        future.set_result(home)
+        return home
+
+    async def _open(self, user_id: str, create: bool) -> UserHome:
+        def open_home() -> tuple[Home, Home, Extractor]:
+            reader = open_user_home(self.root, user_id, create=create, embedder=self.embedder)
+            writer = Home(reader.settings, self.embedder)
+            return reader, writer, make_extractor(reader.settings)
+
+        reader, writer, extractor = await self.run(open_home)
+        existing = self._homes.get(user_id)  # opened meanwhile by another request
+        if existing is not None:
+            return existing
+        home = UserHome(user_id, reader, writer, extractor, WriteLane(writer, self.run, self.batch_turns))
+        self._homes[user_id] = home
+        self.opened += 1
+        self._evict()
+        return home
+
+    def _evict(self) -> None:
+        """Close the least recently used homes past the bound, skipping any in use or writing."""
+        if len(self._homes) <= self.max_homes:
+            return
+        for user_id in list(self._homes):
+            if len(self._homes) <= self.max_homes:
+                break
+            home = self._homes[user_id]
+            if home.in_use == 0 and not home.lane.busy and not home.read_lock.locked():
+                del self._homes[user_id]  # its LanceDB handles close with their last reference
+                self.closed += 1

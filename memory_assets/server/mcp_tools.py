@@ -1,0 +1,192 @@
+"""The MCP tools, over the same operations as the REST routes (``service.py``).
+
+One ``MCPServer`` (the official ``mcp`` SDK) with these tools, each with a description an agent
+can act on and a JSON schema for its input (from the type hints; the same bounds as the REST
+bodies): ``add_memory``, ``record_turn``, ``search_memory``, ``list_memories``, ``forget_memory``,
+``unforget_memory`` and ``memory_status``.
+
+Whose memory a call reads or writes is never an argument: ``user_of(ctx)`` decides it. Over HTTP
+(``app.py``) the endpoint at ``/mcp`` resolves the caller before the SDK sees the request (the
+token's user; an admin token or a server without tokens names it with ``/mcp?user=ID``, default
+``default``); over stdio (``memory-assets mcp --user ID``) it is the user the process was started
+for. A failing call is a tool error whose text holds the error code, what went wrong and the fix.
+"""
+
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from memory_assets.server.config import ServerConfig
+from memory_assets.server.errors import ApiError
+from memory_assets.server.schemas import Category, ChatId, Cursor, IsoDate, IsoTime, RowId, SourceType, fields
+from memory_assets.server.service import MemoryService
+
+T = TypeVar("T")
+UserOf = Callable[[Context], str]
+
+INSTRUCTIONS = (
+    "Long-term memory of the user you are talking with. Before answering, call search_memory with "
+    "the question to recall what you know about them. After each exchange in which the user told "
+    "you something about themselves (a fact, a preference, a plan, a change), call record_turn "
+    "with what they said, so the memory extracts and keeps the facts; call add_memory for one fact "
+    "you want kept word for word. A repeat of a known fact is recognised and counted, not stored "
+    "twice; an update is always kept. Use forget_memory when the user asks you to forget something."
+)
+
+
+async def _call(operation: Awaitable[T]) -> T:
+    try:
+        return await operation
+    except ApiError as exc:
+        raise ToolError(f"{exc.error}: {exc.detail}. Fix: {exc.fix}") from None
+
+
+def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> MCPServer:
+    f = fields(config)
+    mcp: MCPServer = MCPServer("memory-assets", instructions=INSTRUCTIONS)
+
+    @mcp.tool(
+        name="add_memory",
+        description=(
+            'Keep one fact about the user, stated as a short third-person sentence ("Lives in '
+            'Lisbon."), exactly as given. It is compared with what is already known: a word-for-word '
+            "restatement is counted as a confirmation, anything else is written. Returns the fact's "
+            "outcome (new, revision or confirmation)."
+        ),
+    )
+    async def add_memory(
+        text: Annotated[f.text, Field(description="the fact, one sentence")],  # type: ignore[valid-type]
+        ctx: Context,
+        category: Annotated[
+            Category | None,
+            Field(description="personal, preference, goal, context, technical or interaction"),
+        ] = None,
+        importance: Annotated[
+            float, Field(ge=0, le=1, description="0-1; 0.7 or more also refreshes the core memory file")
+        ] = 0.5,
+    ) -> dict[str, Any]:
+        return await _call(service.add_memory(user_of(ctx), text, category=category, importance=importance))
+
+    @mcp.tool(
+        name="record_turn",
+        description=(
+            "Record one exchange of the conversation so the memory can extract the facts the user "
+            "stated (only the user's words are a source of facts; the assistant's reply is context). "
+            "Call it after each reply in which the user told you something about themselves. Returns "
+            "each fact found with its outcome (new, revision, confirmation)."
+        ),
+    )
+    async def record_turn(
+        user: Annotated[f.text, Field(description="what the user said")],  # type: ignore[valid-type]
+        ctx: Context,
+        assistant: Annotated[f.optional_text, Field(description="what you answered")] = "",  # type: ignore[valid-type]
+        chat_id: ChatId = "default",
+        at: Annotated[IsoTime | None, Field(description="when it was said (ISO; default now)")] = None,
+    ) -> dict[str, Any]:
+        when: datetime | None = at  # type: ignore[assignment]  (validated into a datetime)
+        return await _call(service.record_turn(user_of(ctx), user, assistant, chat_id, when))
+
+    @mcp.tool(
+        name="search_memory",
+        description=(
+            "Find what is known about the user that bears on a question or topic: the best "
+            "matching facts and notes, best first, each with its source and date. Ask in plain "
+            'words ("where does the user live?", "food allergies"); a question naming dates '
+            '("last week", "in March") favours facts of those days.'
+        ),
+    )
+    async def search_memory(
+        query: Annotated[f.text, Field(description="the question or topic")],  # type: ignore[valid-type]
+        ctx: Context,
+        limit: Annotated[f.limit, Field(description="how many results")] = 10,  # type: ignore[valid-type]
+        context: Annotated[f.context, Field(description="neighbouring lines to add to each result")] = 0,  # type: ignore[valid-type]
+        since: Annotated[IsoDate | None, Field(description="only facts on or after this date")] = None,
+        until: Annotated[IsoDate | None, Field(description="only facts on or before this date")] = None,
+        source_types: Annotated[list[SourceType] | None, Field(max_length=4)] = None,
+    ) -> dict[str, Any]:
+        hits = await _call(
+            service.search(
+                user_of(ctx),
+                query,
+                limit=limit,
+                context=context,
+                since=_day(since),
+                until=_day(until),
+                source_types=source_types,
+            )
+        )
+        return {"hits": hits}
+
+    @mcp.tool(
+        name="list_memories",
+        description=(
+            "List the user's memories, newest fact first, with where each comes from (file, date, "
+            "conversation or section, how often it was stated). Pass next_cursor from one page to "
+            "get the next; it is null on the last page."
+        ),
+    )
+    async def list_memories(
+        ctx: Context,
+        cursor: Cursor | None = None,
+        limit: Annotated[f.page_limit, Field(description="memories per page")] = 50,  # type: ignore[valid-type]
+        source_types: Annotated[list[SourceType] | None, Field(max_length=4)] = None,
+        since: IsoDate | None = None,
+        until: IsoDate | None = None,
+    ) -> dict[str, Any]:
+        return await _call(
+            service.list_memories(
+                user_of(ctx),
+                cursor=cursor,
+                limit=limit,
+                source_types=source_types,
+                since=_day(since),
+                until=_day(until),
+            )
+        )
+
+    @mcp.tool(
+        name="forget_memory",
+        description=(
+            "Forget a fact the user asked you to forget: give its full text as search_memory or "
+            "list_memories showed it, or the id of its result. It stops being recalled at once; "
+            "the history is kept, and unforget_memory brings it back."
+        ),
+    )
+    async def forget_memory(
+        ctx: Context,
+        text: Annotated[f.text | None, Field(description="the fact's full text")] = None,  # type: ignore[valid-type]
+        id: Annotated[RowId | None, Field(description="a result's id")] = None,
+    ) -> dict[str, Any]:
+        if (text is None) == (id is None):
+            raise ToolError("invalid_arguments: give either text or id, not both or neither")
+        return await _call(service.forget(user_of(ctx), text=text, row_id=id))
+
+    @mcp.tool(
+        name="unforget_memory",
+        description="Bring back a fact forgotten earlier: give the text exactly as it was forgotten.",
+    )
+    async def unforget_memory(
+        text: Annotated[f.text, Field(description="the forgotten fact's text")],  # type: ignore[valid-type]
+        ctx: Context,
+    ) -> dict[str, Any]:
+        return await _call(service.unforget(user_of(ctx), text))
+
+    @mcp.tool(
+        name="memory_status",
+        description=(
+            "What the user's memory holds: days of conversation logged, notes consolidated, rows "
+            "indexed, what is pending consolidation."
+        ),
+    )
+    async def memory_status(ctx: Context) -> dict[str, Any]:
+        return await _call(service.status(user_of(ctx)))
+
+    return mcp
+
+
+def _day(value: object) -> date | None:
+    return value if isinstance(value, date) else None

@@ -1,0 +1,183 @@
+"""The REST API under ``/v1``, and the probes: each route checks who may call it, then hands its
+validated input to the service (``service.py``) and its result back as JSON.
+
+Order of the checks, the same on every user route: the token (401 without a valid one, when the
+server has a token file), the user id (400 unless it matches the rule; no path is built from
+it), the token's reach (403 for another user's route), then the body (400 for invalid JSON, 422
+for a field of the wrong type, length or range, or an unknown field), then the operation (404
+for a user or memory that does not exist on a read).
+"""
+
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_id
+from memory_assets.server.auth import OPEN, Principal, TokenFile
+from memory_assets.server.config import ServerConfig
+from memory_assets.server.errors import ApiError
+from memory_assets.server.schemas import Cursor, IsoDate, RowId, SourceType, bodies, fields
+from memory_assets.server.service import MemoryService
+
+
+def principal_of(tokens: TokenFile | None, authorization: str | None) -> Principal:
+    """Who the caller is: anyone on a server without tokens, else the bearer token's principal."""
+    if tokens is None:
+        return OPEN
+    challenge = {"WWW-Authenticate": "Bearer"}
+    if not authorization:
+        raise ApiError(
+            401,
+            "missing_token",
+            "this server needs a token",
+            "send the header Authorization: Bearer <token> (a token made by `memory-assets token`)",
+            challenge,
+        )
+    scheme, _, token = authorization.partition(" ")
+    principal = tokens.lookup(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+    if principal is None:
+        raise ApiError(
+            401,
+            "invalid_token",
+            "the token is not one this server knows",
+            "send Authorization: Bearer <token> with a token listed in the server's token file",
+            challenge,
+        )
+    return principal
+
+
+def reach(principal: Principal, user_id: str) -> str:
+    """``user_id`` once it is valid and the caller may act for it (400, 403 otherwise)."""
+    try:
+        check_user_id(user_id)
+    except UserIdError as exc:
+        raise ApiError(400, "invalid_user_id", str(exc), f"use a user id of {USER_ID_RULE}") from None
+    if not principal.may(user_id):
+        raise ApiError(
+            403,
+            "forbidden",
+            f"this token is for user {principal.user!r}, not {user_id!r}",
+            "use a token of this user, or an admin token",
+        )
+    return user_id
+
+
+def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile | None) -> APIRouter:
+    f = fields(config)
+    b = bodies(config)
+
+    def caller(request: Request) -> Principal:
+        return principal_of(tokens, request.headers.get("authorization"))
+
+    def user(user_id: str, principal: Annotated[Principal, Depends(caller)]) -> str:
+        return reach(principal, user_id)
+
+    User = Annotated[str, Depends(user)]
+    router = APIRouter()
+
+    @router.get("/health", tags=["probes"], summary="The process is up")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @router.get("/ready", tags=["probes"], summary="The model is loaded and the root is writable")
+    async def ready() -> Any:
+        state = await service.ready()
+        if not state["ready"]:
+            from fastapi.responses import JSONResponse
+
+            return JSONResponse(state, status_code=503)
+        return state
+
+    @router.get("/v1/users", tags=["admin"], summary="Every user with a home (admin only)")
+    async def users(principal: Annotated[Principal, Depends(caller)]) -> dict[str, list[str]]:
+        if not principal.admin:
+            raise ApiError(403, "forbidden", "listing users needs an admin token", "use an admin token")
+        return {"users": await service.users()}
+
+    @router.post("/v1/users/{user_id}/turns", tags=["write"], summary="Record a conversation turn")
+    async def record_turn(user_id: User, body: b.turn) -> dict[str, Any]:  # type: ignore[valid-type]
+        return await service.record_turn(user_id, body.user, body.assistant, body.chat_id, body.at)  # type: ignore[attr-defined]
+
+    @router.post("/v1/users/{user_id}/memories", tags=["write"], summary="Add one memory (no extraction)")
+    async def add_memory(user_id: User, body: b.memory) -> dict[str, Any]:  # type: ignore[valid-type]
+        return await service.add_memory(
+            user_id,
+            body.text,  # type: ignore[attr-defined]
+            category=body.category,  # type: ignore[attr-defined]
+            importance=body.importance,  # type: ignore[attr-defined]
+            chat_id=body.chat_id,  # type: ignore[attr-defined]
+            at=body.at,  # type: ignore[attr-defined]
+        )
+
+    @router.post("/v1/users/{user_id}/search", tags=["read"], summary="Search the user's memory")
+    async def search(user_id: User, body: b.search) -> dict[str, Any]:  # type: ignore[valid-type]
+        hits = await service.search(
+            user_id,
+            body.query,  # type: ignore[attr-defined]
+            limit=body.limit,  # type: ignore[attr-defined]
+            context=body.context,  # type: ignore[attr-defined]
+            since=body.since,  # type: ignore[attr-defined]
+            until=body.until,  # type: ignore[attr-defined]
+            source_types=body.source_types,  # type: ignore[attr-defined]
+        )
+        return {"hits": hits}
+
+    @router.get("/v1/users/{user_id}/memories", tags=["read"], summary="List memories, newest fact first")
+    async def list_memories(
+        user_id: User,
+        cursor: Annotated[Cursor | None, Query()] = None,
+        limit: Annotated[f.page_limit, Query()] = 50,  # type: ignore[valid-type]
+        source_type: Annotated[list[SourceType] | None, Query(max_length=4)] = None,
+        since: Annotated[IsoDate | None, Query()] = None,
+        until: Annotated[IsoDate | None, Query()] = None,
+    ) -> dict[str, Any]:
+        return await service.list_memories(
+            user_id, cursor=cursor, limit=limit, source_types=source_type, since=since, until=until
+        )
+
+    @router.get(
+        "/v1/users/{user_id}/memories/{memory_id}", tags=["read"], summary="One memory and its provenance"
+    )
+    async def get_memory(user_id: User, memory_id: RowId) -> dict[str, Any]:
+        return await service.get_memory(user_id, memory_id)
+
+    @router.delete(
+        "/v1/users/{user_id}/memories/{memory_id}", tags=["write"], summary="Forget a memory by id"
+    )
+    async def delete_memory(user_id: User, memory_id: RowId) -> dict[str, Any]:
+        return await service.forget(user_id, row_id=memory_id)
+
+    @router.post("/v1/users/{user_id}/forget", tags=["write"], summary="Forget a fact by its text")
+    async def forget(user_id: User, body: b.text) -> dict[str, Any]:  # type: ignore[valid-type]
+        return await service.forget(user_id, text=body.text)  # type: ignore[attr-defined]
+
+    @router.post("/v1/users/{user_id}/unforget", tags=["write"], summary="Bring a forgotten fact back")
+    async def unforget(user_id: User, body: b.text) -> dict[str, Any]:  # type: ignore[valid-type]
+        return await service.unforget(user_id, body.text)  # type: ignore[attr-defined]
+
+    @router.get("/v1/users/{user_id}/status", tags=["read"], summary="What the user's home holds")
+    async def status(user_id: User) -> dict[str, Any]:
+        return await service.status(user_id)
+
+    @router.api_route(
+        "/v1/users/{rest:path}",
+        methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        include_in_schema=False,
+    )
+    async def elsewhere(rest: str) -> None:
+        """A path no route above took: a user id holding a '/' (sent as %2F), or a wrong method."""
+        m = USER_PATH.fullmatch(rest)
+        if m is None:
+            raise ApiError(404, "not_found", "no such route", "see /docs or /openapi.json for the routes")
+        try:
+            check_user_id(m.group("user"))
+        except UserIdError as exc:
+            raise ApiError(400, "invalid_user_id", str(exc), f"use a user id of {USER_ID_RULE}") from None
+        raise ApiError(405, "method_not_allowed", "this route does not take this method", "see /docs")
+
+    return router
+
+
+# The user routes' shape: what a path that matched none of them holds as its user id.
+USER_PATH = re.compile(r"(?P<user>.*?)/(?:turns|memories(?:/[^/]*)?|search|forget|unforget|status)/?", re.S)

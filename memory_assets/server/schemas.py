@@ -1,0 +1,145 @@
+"""What a request may hold: the fields of the REST bodies and the MCP tools' arguments.
+
+Built from the server's limits (``ServerConfig``), so the OpenAPI document and the tools' JSON
+schemas state the real bounds. Every model refuses unknown fields and wrong types (strict: a
+number is not a string, ``"5"`` is not a number), so such a request is a 422 naming the field.
+Text fields have a length bound and refuse NUL characters; dates are ISO strings
+(``YYYY-MM-DD``), a turn's time an ISO date-time (UTC when it has no offset), read by the core's
+own rule (``turn_time``).
+"""
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from memory_assets.core.knowledge.categories import CATEGORIES
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK
+from memory_assets.core.write_path.extraction import turn_time
+from memory_assets.server.config import ServerConfig
+
+AT_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"
+PAGE_LIMIT_CAP = 100
+CURSOR_CHARS = 512
+CHAT_ID_CHARS = 200
+
+
+# Literals, not enums: a strict model takes a JSON string for them (an enum would want an instance).
+SourceType = Literal["archive_log", "notebook", "core_file", "legacy_direct"]
+Category = Literal["personal", "preference", "goal", "context", "technical", "interaction", "general"]
+assert set(get_args(SourceType)) == {ARCHIVE, NOTEBOOK, CORE_FILE, LEGACY_SOURCE_TYPE}
+assert set(get_args(Category)) == {c.name for c in CATEGORIES}
+
+
+def no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character (U+0000)")
+    return value
+
+
+def iso_date(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError("is not an ISO date (YYYY-MM-DD)") from None
+
+
+def iso_time(value: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"is not an ISO date-time ({AT_FORMAT})") from None
+    return turn_time(parsed)  # a ValueError names the years 1-9999 in UTC
+
+
+IsoDate = Annotated[
+    str,
+    Field(max_length=10, json_schema_extra={"format": "date"}, description="YYYY-MM-DD"),
+    AfterValidator(iso_date),
+]
+IsoTime = Annotated[
+    str,
+    Field(max_length=40, json_schema_extra={"format": "date-time"}, description=AT_FORMAT),
+    AfterValidator(iso_time),
+]
+ChatId = Annotated[
+    str,
+    Field(min_length=1, max_length=CHAT_ID_CHARS, description="the conversation's id"),
+    AfterValidator(no_nul),
+]
+RowId = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(no_nul)]
+Cursor = Annotated[str, Field(min_length=1, max_length=CURSOR_CHARS), AfterValidator(no_nul)]
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The bounded field types of one server (its limits baked in)."""
+
+    text: Any  # a text field: 1..max_text_chars characters, no NUL
+    optional_text: Any  # the same, may be empty
+    limit: Any  # a search's limit: 1..max_search_limit
+    context: Any  # neighbouring lines: 0..max_context
+    page_limit: Any  # a page of the memory list: 1..100
+
+
+def fields(config: ServerConfig) -> Fields:
+    n = config.max_text_chars
+    return Fields(
+        text=Annotated[str, Field(min_length=1, max_length=n), AfterValidator(no_nul)],
+        optional_text=Annotated[str, Field(max_length=n), AfterValidator(no_nul)],
+        limit=Annotated[int, Field(ge=1, le=config.max_search_limit)],
+        context=Annotated[int, Field(ge=0, le=config.max_context)],
+        page_limit=Annotated[int, Field(ge=1, le=PAGE_LIMIT_CAP)],
+    )
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+@dataclass(frozen=True)
+class Bodies:
+    turn: type[BaseModel]
+    memory: type[BaseModel]
+    search: type[BaseModel]
+    text: type[BaseModel]
+
+
+def bodies(config: ServerConfig) -> Bodies:
+    """The request bodies of the REST routes, bounded by ``config``."""
+    f = fields(config)
+
+    class TurnIn(Strict):
+        """One conversation turn: what the user said, and what the assistant answered (context only)."""
+
+        user: f.text  # type: ignore[valid-type]
+        assistant: f.optional_text = ""  # type: ignore[valid-type]
+        chat_id: ChatId = "default"
+        at: IsoTime | None = None
+
+    class MemoryIn(Strict):
+        """One fact, put through the classifier with no extraction."""
+
+        text: f.text  # type: ignore[valid-type]
+        category: Category | None = None
+        importance: Annotated[float, Field(ge=0, le=1)] = 0.5
+        chat_id: ChatId = "default"
+        at: IsoTime | None = None
+
+    class SearchIn(Strict):
+        """A hybrid search of the user's memory."""
+
+        query: f.text  # type: ignore[valid-type]
+        limit: f.limit = 10  # type: ignore[valid-type]
+        context: f.context = 0  # type: ignore[valid-type]
+        since: IsoDate | None = None
+        until: IsoDate | None = None
+        source_types: Annotated[list[SourceType], Field(max_length=4)] | None = None
+
+    class TextIn(Strict):
+        """A fact's text (forget and unforget match it whole, case and spacing aside)."""
+
+        text: f.text  # type: ignore[valid-type]
+
+    return Bodies(TurnIn, MemoryIn, SearchIn, TextIn)

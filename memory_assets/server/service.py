@@ -1,0 +1,350 @@
+"""The operations the REST routes and the MCP tools share, each a call into the core.
+
+``MemoryService`` holds the process's one embedder (wrapped so concurrent requests share model
+calls, ``BatchingEmbedder``), the cache of open homes and the worker threads. Every call into
+the core (the model, LanceDB, the files) runs on a worker thread, never on the event loop; at
+most ``workers`` run at once. Writes go through the user's write lane (``homes.py``); reads take
+the user's reader, one at a time per user. Results are the core's own (``TurnResult.summary()``,
+``Hit.to_dict()``, ``Memory.to_dict()``, ``home_status``), and the core's errors become
+``ApiError``s here, each with its status, code and fix.
+
+The model loads once, in the background, at start (``warm``); ``/ready`` says when it has. The
+start-up catch-up (``catch_up``) then sweeps every existing home through its lane, so an index
+left behind by a crash (a turn appended, its day not yet reindexed) is brought in line with the
+files before long, as the Dagster sensors would.
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import date, datetime
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from memory_assets.core.durable import LockTimeout
+from memory_assets.core.index.listing import CursorError, get_memory, list_memories
+from memory_assets.core.index.retrieval import EmptyIndexError, search
+from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
+from memory_assets.core.models.batching import BatchingEmbedder
+from memory_assets.core.models.embedder import EmbedderError, make_embedder
+from memory_assets.core.ops.status import home_status
+from memory_assets.core.ops.users import (
+    USER_ID_RULE,
+    UnknownUserError,
+    UserIdError,
+    list_users,
+    user_settings,
+)
+from memory_assets.core.reconcile import ReconcileError, forget, unforget
+from memory_assets.core.settings import SettingsError
+from memory_assets.core.write_path.extraction import Turn
+from memory_assets.core.write_path.remember import memory_turn
+from memory_assets.server.config import ServerConfig
+from memory_assets.server.errors import ApiError
+from memory_assets.server.homes import HomeCache, UserHome
+
+T = TypeVar("T")
+log = logging.getLogger("memory_assets.server")
+
+
+class MemoryService:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.root = config.root
+        self.embedder = BatchingEmbedder(make_embedder(user_settings(self.root, "default")))
+        self.limiter = anyio.CapacityLimiter(config.workers)
+        self.homes = HomeCache(self.root, self.embedder, self.run, config.max_homes, config.batch_turns)
+        self.model_loaded = False
+        self.model_error: str | None = None
+        self.catch_up_state: dict[str, Any] = {"done": 0, "of": None, "finished": not config.catch_up}
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        """``fn()`` on a worker thread (the event loop never waits on the model or LanceDB)."""
+        return await anyio.to_thread.run_sync(fn, limiter=self.limiter)
+
+    # -- the process --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Load the model in the background, then catch up every home."""
+        task = asyncio.get_running_loop().create_task(self._warm_then_catch_up())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def stop(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        for task in list(self._background):
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def _warm_then_catch_up(self) -> None:
+        start = time.perf_counter()
+        try:
+            await self.run(lambda: self.embedder.embed(["warm up the model"]))
+            self.model_loaded = True
+            log.info(
+                f"embedding model {self.embedder.model_name} loaded in {time.perf_counter() - start:.1f} s"
+            )
+        except Exception as exc:  # reads fall back to full text; writes still append
+            self.model_error = f"{type(exc).__name__}: {exc}"
+            log.error(f"embedding model failed to load: {self.model_error}")
+        if self.config.catch_up:
+            await self.catch_up()
+
+    async def catch_up(self) -> None:
+        """Sweep every existing home's index through its lane (see the module docstring)."""
+        users = await self.run(lambda: list_users(self.root))
+        self.catch_up_state.update({"done": 0, "of": len(users), "finished": False, "errors": 0})
+        for user_id in users:
+            try:
+                async with self.homes.use(user_id, create=False) as home:
+                    await home.lane.job(lambda home=home: home.writer.indexer.sweep())
+            except Exception as exc:  # reported; the next write of that day reindexes it anyway
+                self.catch_up_state["errors"] += 1
+                log.error(f"catching up {user_id}'s index failed: {type(exc).__name__}: {exc}")
+            self.catch_up_state["done"] += 1
+        self.catch_up_state["finished"] = True
+
+    async def ready(self) -> dict[str, Any]:
+        writable, why = await self.run(self._root_writable)
+        return {
+            "ready": self.model_loaded and writable,
+            "model_loaded": self.model_loaded,
+            **({"model_error": self.model_error} if self.model_error else {}),
+            "root_writable": writable,
+            **({"root_error": why} if why else {}),
+            "catch_up": dict(self.catch_up_state),
+            "homes_open": len(self.homes),
+        }
+
+    def _root_writable(self) -> tuple[bool, str | None]:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.root, prefix=".ready-"):
+                pass
+        except OSError as exc:
+            return False, f"{self.root}: {exc.strerror or exc}"
+        return os.access(self.root, os.W_OK), None
+
+    # -- writes -------------------------------------------------------------------------------
+    async def record_turn(
+        self,
+        user_id: str,
+        user: str,
+        assistant: str = "",
+        chat_id: str = "default",
+        at: datetime | None = None,
+    ) -> dict[str, Any]:
+        with _errors(user_id):
+            async with self.homes.use(user_id, create=True) as home:
+                result = await home.lane.turn(Turn(user, assistant, chat_id, at), home.extractor)
+        return _in_home(result.summary(), home)
+
+    async def add_memory(
+        self,
+        user_id: str,
+        text: str,
+        category: str | None = None,
+        importance: float = 0.5,
+        chat_id: str = "default",
+        at: datetime | None = None,
+    ) -> dict[str, Any]:
+        with _errors(user_id):
+            turn, given = memory_turn(text, category=category, importance=importance, chat_id=chat_id, at=at)
+            async with self.homes.use(user_id, create=True) as home:
+                result = await home.lane.turn(turn, given)
+        return _in_home(result.summary(), home)
+
+    async def forget(
+        self, user_id: str, text: str | None = None, row_id: str | None = None
+    ) -> dict[str, Any]:
+        with _errors(user_id):
+            async with self.homes.use(user_id, create=False) as home:
+                return await home.lane.job(lambda: _forget(home, text, row_id))
+
+    async def unforget(self, user_id: str, text: str) -> dict[str, Any]:
+        with _errors(user_id):
+            async with self.homes.use(user_id, create=False) as home:
+                result: dict[str, Any] = await home.lane.job(
+                    lambda: unforget(home.writer.settings, home.writer.indexer, text)
+                )
+        if result["tombstones_removed"] == 0:
+            raise ApiError(
+                404,
+                "not_forgotten",
+                f"no tombstone of user {user_id!r} holds {_shown(text)}",
+                "unforget the text exactly as it was forgotten (case and spacing aside)",
+            )
+        return result
+
+    # -- reads --------------------------------------------------------------------------------
+    async def _read(self, user_id: str, fn: Callable[[UserHome], T]) -> T:
+        with _errors(user_id):
+            async with self.homes.use(user_id, create=False) as home, home.read_lock:
+                return await self.run(lambda: fn(home))
+
+    async def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        limit: int = 10,
+        context: int = 0,
+        since: date | None = None,
+        until: date | None = None,
+        source_types: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        def run(home: UserHome) -> list[dict[str, Any]]:
+            reader = home.reader
+            try:
+                hits = search(
+                    reader.store,
+                    query,
+                    embedder=reader.embedder if self.model_error is None else None,
+                    settings=reader.settings,
+                    limit=limit,
+                    context=context,
+                    date_from=since,
+                    date_to=until,
+                    source_types=source_types,
+                )
+            except EmptyIndexError:  # nothing indexed yet: no hits
+                return []
+            return [hit.to_dict() for hit in hits]
+
+        return await self._read(user_id, run)
+
+    async def list_memories(
+        self,
+        user_id: str,
+        *,
+        cursor: str | None = None,
+        limit: int = 50,
+        since: date | None = None,
+        until: date | None = None,
+        source_types: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        def run(home: UserHome) -> dict[str, Any]:
+            page = list_memories(
+                home.reader.store,
+                home.reader.settings,
+                cursor=cursor,
+                limit=limit,
+                source_types=source_types,
+                since=since,
+                until=until,
+            )
+            return page.to_dict()
+
+        return await self._read(user_id, run)
+
+    async def get_memory(self, user_id: str, row_id: str) -> dict[str, Any]:
+        memory = await self._read(
+            user_id, lambda home: get_memory(home.reader.store, home.reader.settings, row_id)
+        )
+        if memory is None:
+            raise _unknown_memory(user_id, row_id)
+        return memory.to_dict()
+
+    async def status(self, user_id: str) -> dict[str, Any]:
+        return await self._read(
+            user_id, lambda home: _in_home(home_status(home.reader.settings, home.reader.store), home)
+        )
+
+    async def users(self) -> list[str]:
+        return await self.run(lambda: list_users(self.root))
+
+
+def _forget(home: UserHome, text: str | None, row_id: str | None) -> dict[str, Any]:
+    settings, indexer = home.writer.settings, home.writer.indexer
+    if row_id is not None and get_memory(home.writer.store, settings, row_id) is None:
+        raise _unknown_memory(home.user_id, row_id)
+    result = forget(settings, indexer, text=text, row_id=row_id)
+    if result["held_by_no_file"]:
+        raise ApiError(
+            404,
+            "not_found",
+            f"no fact in user {home.user_id!r}'s memory holds {_shown(text or '')}",
+            "forget a fact's full text as search or the memory list shows it, or its row by id",
+        )
+    return result
+
+
+def _in_home(out: dict[str, Any], home: UserHome) -> dict[str, Any]:
+    """The home's paths in ``out`` made relative to the home: a client sees its memory's layout,
+    not where the server keeps it."""
+    root = str(home.reader.settings.home)
+    for key in ("home", "memory_dir", "notebook_dir", "index_uri", "log"):
+        value = out.get(key)
+        if isinstance(value, str) and (value == root or value.startswith(root + os.sep)):
+            out[key] = os.path.relpath(value, root)
+    return out
+
+
+def _unknown_memory(user_id: str, row_id: str) -> ApiError:
+    return ApiError(
+        404,
+        "unknown_memory",
+        f"user {user_id!r} has no memory with id {_shown(row_id)}",
+        "use an id from this user's search results or memory list",
+    )
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:79] + "…")
+
+
+@contextlib.contextmanager
+def _errors(user_id: str) -> Iterator[None]:
+    """The core's errors as ``ApiError``s, around one call into the core."""
+    try:
+        yield
+    except ApiError:
+        raise
+    except Exception as exc:
+        translated = _translate(user_id, exc)
+        if translated is exc:
+            raise
+        raise translated from exc
+
+
+def _translate(user_id: str, exc: Exception) -> Exception:
+    if isinstance(exc, UserIdError):
+        return ApiError(400, "invalid_user_id", str(exc), f"use a user id of {USER_ID_RULE}")
+    if isinstance(exc, UnknownUserError):
+        return ApiError(
+            404,
+            "unknown_user",
+            f"user {user_id!r} has no memory yet",
+            "write to it first (POST a turn or a memory for this user); reads never create a home",
+        )
+    if isinstance(exc, CursorError):
+        return ApiError(422, "invalid_cursor", str(exc), "pass the previous page's next_cursor unchanged")
+    if isinstance(exc, LegacyTableError):
+        return ApiError(409, "index_needs_migration", str(exc), "run `memory-assets migrate` on this home")
+    if isinstance(exc, VectorWidthMismatch):
+        return ApiError(409, "index_model_mismatch", str(exc), "rebuild with `memory-assets reindex --full`")
+    if isinstance(exc, ReconcileError):
+        return ApiError(
+            422,
+            "not_a_whole_fact",
+            str(exc),
+            "forget a fact's full text as search or the memory list shows it, or its row by id",
+        )
+    if isinstance(exc, LockTimeout):
+        return ApiError(
+            503, "busy", str(exc), "another writer holds this home; retry shortly", {"Retry-After": "1"}
+        )
+    if isinstance(exc, EmbedderError):
+        return ApiError(
+            503, "model_unavailable", str(exc), "check the embedding model's settings, then retry"
+        )
+    if isinstance(exc, SettingsError | ValueError):
+        return ApiError(422, "invalid_value", str(exc), "correct the value named in the detail")
+    return exc
