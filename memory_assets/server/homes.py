@@ -17,6 +17,7 @@ to ``batch_turns``; any other write (forget, unforget, the start-up catch-up) ru
 core's locks still guard every file and index key, so the lane orders this process's writes while
 the CLI, the Dagster sensors and backfills write beside it safely. Different users' lanes run in
 parallel. A caller that goes away does not stop its write: a write that started finishes.
+(design §8.6)
 """
 
 import asyncio
