@@ -140,7 +140,7 @@ class HomeCache:
         self.max_homes = max(1, max_homes)
         self.batch_turns = batch_turns
         self._homes: OrderedDict[str, UserHome] = OrderedDict()
-        self._opening: dict[str, asyncio.Future[UserHome]] = {}
+        self._opening: dict[str, asyncio.Lock] = {}  # one opening at a time per user
         self.opened = 0  # homes opened since start
         self.closed = 0  # homes closed to keep the bound
 
@@ -162,27 +162,22 @@ class HomeCache:
             self._evict()
 
     async def _get(self, user_id: str, create: bool) -> UserHome:
-        home = self._homes.get(user_id)
-        if home is not None:
-            self._homes.move_to_end(user_id)
-            if create and not home.writer.settings.archive_dir.is_dir():  # removed behind our back
-                await self.run(lambda: open_user_home(self.root, user_id, create=True))
-            return home
-        pending = self._opening.get(user_id)
-        if pending is not None and not create:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[UserHome] = asyncio.get_running_loop().create_future()
-        self._opening[user_id] = future
+        """The open home, or open it: one opening per user at a time (a read and a first write
+        arriving together open it once, and a home is initialised once)."""
+        lock = self._opening.setdefault(user_id, asyncio.Lock())
         try:
-            home = await self._open(user_id, create)
-        except Exception as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: waiters re-raise it; nothing is logged as unhandled
-            raise
+            async with lock:
+                home = self._homes.get(user_id)
+                if home is None:
+                    home = await self._open(user_id, create)
+                elif create and not home.writer.settings.archive_dir.is_dir():  # removed behind our back
+                    await self.run(lambda: open_user_home(self.root, user_id, create=True))
+                else:
+                    self._homes.move_to_end(user_id)
+                return home
         finally:
-            self._opening.pop(user_id, None)
-        future.set_result(home)
-        return home
+            if not lock.locked():
+                self._opening.pop(user_id, None)
 
     async def _open(self, user_id: str, create: bool) -> UserHome:
         def open_home() -> tuple[Home, Home, Extractor]:
@@ -191,9 +186,6 @@ class HomeCache:
             return reader, writer, make_extractor(reader.settings)
 
         reader, writer, extractor = await self.run(open_home)
-        existing = self._homes.get(user_id)  # opened meanwhile by another request
-        if existing is not None:
-            return existing
         home = UserHome(user_id, reader, writer, extractor, WriteLane(writer, self.run, self.batch_turns))
         self._homes[user_id] = home
         self.opened += 1

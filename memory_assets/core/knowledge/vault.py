@@ -61,8 +61,11 @@ def bootstrap_vault(vault: Path) -> list[Path]:
     for zone in (*ZONES, ".state"):
         path = vault / zone
         if not path.exists():
-            path.mkdir(parents=True)
-            created.append(path)
+            try:  # another process (or thread) bootstrapping the same vault may create it first
+                path.mkdir(parents=True)
+                created.append(path)
+            except FileExistsError:
+                pass
     for name, body in (("schema.md", SCHEMA_MD), ("index.md", INDEX_MD), ("log.md", LOG_MD)):
         path = vault / name
         if not path.exists():

@@ -12,15 +12,20 @@ from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 
 
 def init_home(settings: Settings) -> list[Path]:
-    """Idempotent: creates what is missing (folders, vault skeleton), never overwrites a file."""
+    """Idempotent: creates what is missing (folders, vault skeleton), never overwrites a file.
+    Safe when two processes (or threads) initialise one home at once: what the other created
+    first is left as it is."""
     created: list[Path] = []
     dirs = [settings.memory_dir, settings.archive_dir, settings.transcripts_dir]
     if settings.index_is_local:
         dirs.append(Path(settings.index_uri))
     for path in dirs:
         if not path.exists():
-            path.mkdir(parents=True)
-            created.append(path)
+            try:
+                path.mkdir(parents=True)
+                created.append(path)
+            except FileExistsError:
+                pass
     created += bootstrap_vault(settings.notebook_dir)
     return created
 

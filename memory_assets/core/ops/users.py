@@ -13,7 +13,9 @@ filter or reindex of one user can reach another's files or table.
   (``MEMORY_HOME``, ``MEMORY_INDEX_URI``, ``MEMORY_NOTEBOOK_DIR``, the ``.state`` file paths, ...)
   are ignored for a user's home, since one value for every user would put them all in one
   place; everything else (the models, the limits, the dream's pacing) applies to every user.
-  ``user_id`` is the user's id, written on every row.
+  The rows' ``user_id`` column keeps the single home's default (``default-user``): the home's
+  directory is the user, and so the CLI (``--home <root>/users/<id>``) and Dagster open a user's
+  home exactly as they open any home, reading and writing the same rows as the server.
 * ``list_users``: the ids of the homes under a root, sorted (anything else there is left out).
 * ``open_user_home``: a ``Home`` over a user's home; ``create=True`` initialises it on the first
   write (``init_home``, idempotent), else ``UnknownUserError`` when the user has none.
@@ -88,7 +90,7 @@ def user_settings(root: Path, user_id: str, env: Mapping[str, str] | None = None
     """The settings of a user's home (see the module docstring for the variables it ignores)."""
     env = os.environ if env is None else env
     shared = {k: v for k, v in env.items() if k not in HOME_VARIABLES}
-    return Settings.load(user_home(root, user_id), "default", env=shared, user_id=user_id)
+    return Settings.load(user_home(root, user_id), "default", env=shared)
 
 
 def list_users(root: Path) -> list[str]:
