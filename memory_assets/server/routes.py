@@ -67,10 +67,11 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
     f = fields(config)
     b = bodies(config)
 
-    def caller(request: Request) -> Principal:
+    # async: FastAPI runs a plain def dependency on a worker thread, a hop each request would pay
+    async def caller(request: Request) -> Principal:
         return principal_of(tokens, request.headers.get("authorization"))
 
-    def user(user_id: str, principal: Annotated[Principal, Depends(caller)]) -> str:
+    async def user(user_id: str, principal: Annotated[Principal, Depends(caller)]) -> str:
         return reach(principal, user_id)
 
     User = Annotated[str, Depends(user)]

@@ -1,0 +1,416 @@
+"""The memory service against the library in process, side by side in one run.
+
+    .venv/bin/python benchmarks/bench_server.py                 # 100k rows, 60 s per load phase, 100 homes
+    .venv/bin/python benchmarks/bench_server.py --quick         # 10k rows, 10 s phases, 20 homes
+    .venv/bin/python benchmarks/bench_server.py --cache DIR     # build the 100k-row home once, reuse it
+
+Every figure comes from a real ``memory-assets serve`` subprocess (uvicorn, its own model) on a
+free loopback port, called over real HTTP (httpx, one keep-alive connection per client thread).
+
+(a) **Search at 100k rows.** A user's home whose index holds 100,000 rows (2,000 real sentences
+    embedded by the bundled model, the rest word-level variants, as in bench_index.py), optimized
+    with its ANN index. The same distinct questions are asked through ``search()`` in this
+    process and through ``POST /v1/users/bench/search`` (each side embeds each question once, as
+    an assistant would), interleaved so both see the same machine. p50 and p95 end to end, query
+    embedding included. Target: HTTP p50 <= 1.25 x in process. The rows' daily logs are not on
+    disk (the table is written directly, like bench_index.py's), so this server runs with
+    ``MEMORY_SERVER_CATCH_UP=0``: a catch-up sweep would rightly delete rows no file holds.
+(b) **Writes under load.** 8 client threads each POST turns (user messages of the shipped
+    extraction corpus) for 60 s, one turn at a time: spread over 8 users (one each), then all on
+    one user. turns/s, per-turn latency p50 and p95, 503s; then every acknowledged fact is
+    counted in the users' daily logs: lost (acknowledged, not logged) and duplicated (logged more
+    often than acknowledged) must both be 0. Against a single in-process ``process_turn`` loop
+    over the same messages for as long, on a fresh home: throughput as a ratio.
+(c) **Memory.** The server's resident set (VmRSS) once the model is loaded, after (b), and after
+    100 more users' homes are opened (one memory written and one search made for each, so both
+    the writer's and the reader's LanceDB handles are open).
+
+Figures go to stdout, progress to stderr.
+"""
+
+# ruff: noqa: I001  (_common must be imported first: it sets LANCEDB_LOG / HF_HUB_OFFLINE)
+import _common  # noqa: F401
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from _common import log, percentile, table
+from bench_index import synth_rows
+from fixtures.sentences import fact_sentences, query_sentences
+from memory_assets.core.capture.daily_log import read_daily_log
+from memory_assets.core.home import Home
+from memory_assets.core.index.retrieval import search
+from memory_assets.core.index.table_writer import TableWriter
+from memory_assets.core.models.embedder import shared_embedder
+from memory_assets.core.ops.users import open_user_home, user_settings
+from memory_assets.core.write_path.extraction import Turn
+from memory_assets.core.write_path.extractor_choice import make_extractor
+from memory_assets.core.write_path.process import process_turn
+
+CLI = str(Path(sys.executable).parent / "memory-assets")
+CORPUS = Path(__file__).parent / "data" / "extraction_corpus.jsonl"
+HTTP_OVER_INPROCESS_TARGET = 1.25
+
+
+# -- a server ----------------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = root.parent / f"server-{self.port}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115
+        started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [CLI, "serve", "--root", str(root), "--port", str(self.port)],
+            env={**os.environ, **(env or {})},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"the server exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                ready = httpx.get(f"{self.url}/ready", timeout=5).json()
+                if ready.get("ready") and ready["catch_up"]["finished"]:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.ready_s = time.perf_counter() - started
+
+    def rss_mb(self) -> tuple[float, float]:
+        """(VmRSS, VmHWM) of the server process, in MB."""
+        fields = dict(
+            line.split(":", 1) for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines()
+        )
+        return (int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+# -- (a) search ----------------------------------------------------------------------------------
+
+
+def build_search_home(root: Path, rows: int) -> Path:
+    """``<root>/users/bench`` with ``rows`` index rows, optimized (reused when already built)."""
+    marker = root / f".built-{rows}"
+    if marker.exists():
+        log(f"(a) reusing the {rows:,}-row home under {root}")
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    emb = shared_embedder()
+    home = open_user_home(root, "bench", create=True, embedder=emb)
+    log(f"(a) building a {rows:,}-row home: embedding 2,000 real sentences")
+    base = fact_sentences(2000, seed=44)
+    table_rows, vectors = synth_rows(base, emb.embed([t for _, t in base]), rows, 0.03, per_file=100)
+    writer = TableWriter(home.store)
+    target = writer.table_for_write(emb.model_name, emb.dimension)
+    for b in range(0, rows, 10_000):
+        part = table_rows[b : b + 10_000]
+        writer.apply_diff(target, [], part, vectors[b : b + 10_000], [None] * len(part))
+    start = time.perf_counter()
+    TableWriter(home.store).optimize()
+    log(f"(a) optimized in {time.perf_counter() - start:.1f} s (ANN index: {home.store.has_ann_index()})")
+    marker.write_text(datetime.now(UTC).isoformat())
+    return root
+
+
+def bench_search(root: Path, rows: int, n_queries: int) -> list[list[object]]:
+    build_search_home(root, rows)
+    server = Server(root, {"MEMORY_SERVER_CATCH_UP": "0"})
+    log(f"(a) server ready in {server.ready_s:.1f} s")
+    try:
+        home = Home(user_settings(root, "bench"), shared_embedder())
+        warm = query_sentences(10, seed=56)
+        queries = query_sentences(n_queries, seed=55)
+        inproc: list[float] = []
+        http_ms: list[float] = []
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+
+            def local(q: str) -> list[str]:
+                return [h.id for h in search(home.store, q, embedder=home.embedder, settings=home.settings)]
+
+            def remote(q: str) -> list[str]:
+                answer = http.post("/v1/users/bench/search", json={"query": q})
+                answer.raise_for_status()
+                return [h["id"] for h in answer.json()["hits"]]
+
+            for q in warm:
+                local(q)
+                remote(q)
+            same = 0
+            for i, q in enumerate(queries):
+                order = (local, remote) if i % 2 == 0 else (remote, local)
+                got = {}
+                for fn in order:
+                    start = time.perf_counter()
+                    got[fn] = fn(q)
+                    (inproc if fn is local else http_ms).append((time.perf_counter() - start) * 1000)
+                same += got[local] == got[remote]
+        p50_in, p50_http = percentile(inproc, 50), percentile(http_ms, 50)
+        ratio = p50_http / p50_in
+        log(f"(a) {same}/{n_queries} queries gave the same hits both ways")
+        return [
+            ["search in process (p50 / p95 ms)", f"{p50_in:.1f} / {percentile(inproc, 95):.1f}", "", ""],
+            ["search over HTTP (p50 / p95 ms)", f"{p50_http:.1f} / {percentile(http_ms, 95):.1f}", "", ""],
+            [
+                "HTTP / in process (p50)",
+                f"{ratio:.2f}x",
+                f"<= {HTTP_OVER_INPROCESS_TARGET}x",
+                "met" if ratio <= HTTP_OVER_INPROCESS_TARGET else "MISSED",
+            ],
+            [
+                "HTTP / in process (p95)",
+                f"{percentile(http_ms, 95) / percentile(inproc, 95):.2f}x",
+                "",
+                "",
+            ],
+            ["same hits both ways", f"{same}/{n_queries}", "", ""],
+        ]
+    finally:
+        server.stop()
+
+
+# -- (b) writes ------------------------------------------------------------------------------------
+
+
+def statements() -> list[str]:
+    lines = [json.loads(line) for line in CORPUS.read_text().splitlines()]
+    return [item["user"] for item in lines if item["expected"]]
+
+
+def load_phase(
+    server: Server,
+    users: list[str],
+    clients: int,
+    seconds: float,
+    texts: list[str],
+    acked: dict[str, Counter[str]],
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    busy = errors = 0
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def client(k: int) -> None:
+        nonlocal busy, errors
+        user = users[k % len(users)]
+        i = 0
+        with httpx.Client(base_url=server.url, timeout=120) as http:
+            while time.monotonic() < stop_at:
+                text = texts[(k * 131 + i) % len(texts)]
+                i += 1
+                start = time.perf_counter()
+                try:
+                    answer = http.post(f"/v1/users/{user}/turns", json={"user": text, "chat_id": f"c{k}"})
+                except httpx.HTTPError:
+                    with lock:
+                        errors += 1
+                    continue
+                took = (time.perf_counter() - start) * 1000
+                with lock:
+                    if answer.status_code == 200:
+                        latencies.append(took)
+                        body = answer.json()
+                        acked[user].update(
+                            f["content"] for f in body["facts"] if f["outcome"] != "confirmation"
+                        )
+                    elif answer.status_code == 503:
+                        busy += 1
+                    else:
+                        errors += 1
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    return {
+        "turns": len(latencies),
+        "turns_s": len(latencies) / wall,
+        "p50": percentile(latencies, 50),
+        "p95": percentile(latencies, 95),
+        "busy": busy,
+        "errors": errors,
+    }
+
+
+def in_process_loop(root: Path, seconds: float, texts: list[str]) -> dict[str, Any]:
+    home = open_user_home(root, "solo", create=True, embedder=shared_embedder())
+    extractor = make_extractor(home.settings)
+    embedder = home.write_path_embedder()
+    process_turn(
+        Turn("I have a cat named Tab."),
+        home.settings,
+        extractor=extractor,
+        store=home.store,
+        embedder=embedder,
+    )
+    latencies = []
+    stop_at = time.monotonic() + seconds
+    start = time.perf_counter()
+    i = 0
+    while time.monotonic() < stop_at:
+        t0 = time.perf_counter()
+        process_turn(
+            Turn(texts[i % len(texts)], chat_id="solo"),
+            home.settings,
+            extractor=extractor,
+            store=home.store,
+            embedder=embedder,
+        )
+        latencies.append((time.perf_counter() - t0) * 1000)
+        i += 1
+    wall = time.perf_counter() - start
+    return {
+        "turns": i,
+        "turns_s": i / wall,
+        "p50": percentile(latencies, 50),
+        "p95": percentile(latencies, 95),
+    }
+
+
+def logged(root: Path, user: str) -> Counter[str]:
+    archive = user_settings(root, user).archive_dir
+    return Counter(f.content for p in sorted(archive.glob("*.md")) for f in read_daily_log(p).facts)
+
+
+def bench_writes_and_memory(root: Path, clients: int, seconds: float, homes: int) -> list[list[object]]:
+    texts = statements()
+    log(f"(b) baseline: one in-process process_turn loop for {seconds:.0f} s")
+    solo = in_process_loop(root.parent / "solo", seconds, texts)
+    server = Server(root)
+    rows: list[list[object]] = []
+    try:
+        rss_ready, _ = server.rss_mb()
+        log(f"(b) server ready in {server.ready_s:.1f} s, {rss_ready:.0f} MB resident")
+        spread = [f"w{k}" for k in range(clients)]
+        acked: dict[str, Counter[str]] = {u: Counter() for u in [*spread, "one"]}
+        with httpx.Client(base_url=server.url, timeout=120) as http:  # each home exists before the clock
+            for user in acked:
+                body = http.post(f"/v1/users/{user}/turns", json={"user": "I have a cat named Tab."}).json()
+                acked[user].update(f["content"] for f in body["facts"] if f["outcome"] != "confirmation")
+        log(f"(b) {clients} clients over {clients} users for {seconds:.0f} s")
+        over_users = load_phase(server, spread, clients, seconds, texts, acked)
+        log(f"(b) {clients} clients on one user for {seconds:.0f} s")
+        one_user = load_phase(server, ["one"], clients, seconds, texts, acked)
+        lost = duplicated = 0
+        for user, counts in acked.items():
+            in_logs = logged(root, user)
+            lost += sum(max(0, n - in_logs[c]) for c, n in counts.items())
+            duplicated += sum(max(0, n - counts[c]) for c, n in in_logs.items())
+        for name, phase in (
+            (f"{clients} clients, {clients} users", over_users),
+            (f"{clients} clients, 1 user", one_user),
+        ):
+            rows.append(
+                [
+                    f"{name}: turns/s (p50 / p95 ms per turn)",
+                    f"{phase['turns_s']:.1f} ({phase['p50']:.0f} / {phase['p95']:.0f})",
+                    "",
+                    f"{phase['turns']} turns, {phase['busy']} busy, {phase['errors']} errors",
+                ]
+            )
+            rows.append([f"{name}: / in-process loop", f"{phase['turns_s'] / solo['turns_s']:.2f}x", "", ""])
+        rows.insert(
+            0,
+            [
+                "in-process process_turn loop: turns/s (p50 / p95 ms)",
+                f"{solo['turns_s']:.1f} ({solo['p50']:.0f} / {solo['p95']:.0f})",
+                "",
+                f"{solo['turns']} turns",
+            ],
+        )
+        rows.append(["acknowledged facts lost", lost, "0", "met" if lost == 0 else "MISSED"])
+        rows.append(
+            ["acknowledged facts duplicated", duplicated, "0", "met" if duplicated == 0 else "MISSED"]
+        )
+        rss_after_b, _ = server.rss_mb()
+        log(f"(c) opening {homes} more users' homes")
+        with httpx.Client(base_url=server.url, timeout=120) as http:
+            for k in range(homes):
+                http.post(
+                    f"/v1/users/h{k}/memories", json={"text": f"Keeps notebook number {k} on the shelf"}
+                ).raise_for_status()
+                http.post(f"/v1/users/h{k}/search", json={"query": "notebook"}).raise_for_status()
+            open_now = http.get("/ready").json()["homes_open"]
+        rss_homes, peak = server.rss_mb()
+        rows += [
+            ["(c) resident memory, model loaded (MB)", f"{rss_ready:.0f}", "", ""],
+            [f"(c) after (b), {len(acked)} homes open (MB)", f"{rss_after_b:.0f}", "", ""],
+            [
+                f"(c) after {homes} more homes opened, {open_now} open (MB)",
+                f"{rss_homes:.0f}",
+                "",
+                f"{(rss_homes - rss_after_b) / homes:.1f} MB a home; peak {peak:.0f} MB",
+            ],
+        ]
+    finally:
+        server.stop()
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=100_000, help="index rows for (a)")
+    parser.add_argument("--queries", type=int, default=200, help="questions asked each way in (a)")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of each load phase in (b)")
+    parser.add_argument("--homes", type=int, default=100, help="homes opened for (c)")
+    parser.add_argument("--cache", help="keep (a)'s built home here and reuse it on the next run")
+    parser.add_argument("--quick", action="store_true", help="10k rows, 50 queries, 10 s phases, 20 homes")
+    parser.add_argument("--only", choices=("search", "writes"), help="run one part")
+    args = parser.parse_args()
+    if args.quick:
+        args.rows, args.queries, args.seconds, args.homes = 10_000, 50, 10.0, 20
+    tmp = Path(tempfile.mkdtemp(prefix="bench_server_"))
+    cache = Path(args.cache).expanduser().absolute() if args.cache else tmp / "search"
+    rows: list[list[object]] = []
+    try:
+        if args.only in (None, "search"):
+            rows += bench_search(cache / "root", args.rows, args.queries)
+        if args.only in (None, "writes"):
+            rows += bench_writes_and_memory(tmp / "writes" / "root", args.clients, args.seconds, args.homes)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(
+        f"bench_server.py: {args.rows:,} rows, {args.queries} queries, {args.clients} clients, {args.seconds:.0f} s phases, {args.homes} homes"
+    )
+    print(table(rows, ["figure", "measured", "target", "note"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
