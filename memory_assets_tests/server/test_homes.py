@@ -1,0 +1,106 @@
+"""The open homes and the write lanes, in process with real homes and the real model: a user's
+turns that queue meanwhile are written as one group, in order; a job runs alone; a caller that
+goes away does not stop its write; the cache keeps its bound and never closes a home in use."""
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio.to_thread
+import pytest
+
+from memory_assets.core.capture.daily_log import read_daily_log
+from memory_assets.core.models.batching import BatchingEmbedder
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.ops.users import UnknownUserError, user_settings
+from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn
+from memory_assets.server.homes import HomeCache
+
+T = TypeVar("T")
+
+
+async def run(fn: Callable[[], T]) -> T:
+    return await anyio.to_thread.run_sync(fn)
+
+
+def cache(root: Path, embedder: Embedder, max_homes: int = 8) -> HomeCache:
+    return HomeCache(root, BatchingEmbedder(embedder), run, max_homes=max_homes, batch_turns=16)
+
+
+def facts(root: Path, user: str) -> list[str]:
+    archive = user_settings(root, user).archive_dir
+    return [f.content for p in sorted(archive.glob("*.md")) for f in read_daily_log(p).facts]
+
+
+def said(text: str) -> tuple[Turn, GivenFacts]:
+    return Turn(text, chat_id="lane"), GivenFacts([ExtractedFact(text, "personal")])
+
+
+def test_turns_queued_meanwhile_are_one_group_in_order(tmp_path: Path, embedder: Embedder) -> None:
+    homes = cache(tmp_path, embedder)
+    texts = [f"Plays the oboe in ensemble number {i}" for i in range(6)]
+
+    async def scenario() -> list[Any]:
+        async with homes.use("ann", create=True) as home:
+            return await asyncio.gather(*(home.lane.turn(*said(t)) for t in texts))
+
+    results = asyncio.run(scenario())
+    assert [r.facts[0].content for r in results] == texts
+    assert facts(tmp_path, "ann") == texts  # in arrival order, each once
+    lane = homes._homes["ann"].lane
+    assert lane.groups < len(texts)  # the first alone, the rest (queued meanwhile) together
+    assert all(r.reindex_error is None for r in results) and results[-1].rows_embedded >= 1
+
+
+def test_a_job_runs_alone_after_the_writes_before_it(tmp_path: Path, embedder: Embedder) -> None:
+    homes = cache(tmp_path, embedder)
+
+    async def scenario() -> list[Any]:
+        async with homes.use("ben", create=True) as home:
+            first = home.lane.turn(*said("Bakes sourdough every Saturday morning"))
+            seen = home.lane.job(lambda: facts(tmp_path, "ben"))
+            later = home.lane.turn(*said("Runs along the canal on Thursdays"))
+            return await asyncio.gather(first, seen, later)
+
+    _, seen_by_job, _ = asyncio.run(scenario())
+    assert seen_by_job == ["Bakes sourdough every Saturday morning"]
+    assert facts(tmp_path, "ben") == [
+        "Bakes sourdough every Saturday morning",
+        "Runs along the canal on Thursdays",
+    ]
+
+
+def test_a_caller_that_goes_away_does_not_stop_its_write(tmp_path: Path, embedder: Embedder) -> None:
+    homes = cache(tmp_path, embedder)
+
+    async def scenario() -> None:
+        async with homes.use("cid", create=True) as home:
+            task = asyncio.ensure_future(home.lane.turn(*said("Keeps a logbook of every hike")))
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            while home.lane.busy:
+                await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert facts(tmp_path, "cid") == ["Keeps a logbook of every hike"]
+
+
+def test_the_cache_keeps_its_bound_and_never_closes_a_home_in_use(tmp_path: Path, embedder: Embedder) -> None:
+    homes = cache(tmp_path, embedder, max_homes=2)
+
+    async def scenario() -> None:
+        async with homes.use("u0", create=True):
+            for user in ("u1", "u2", "u3"):
+                async with homes.use(user, create=True):
+                    pass
+            assert "u0" in homes  # in use all along: kept, over the bound meanwhile
+        assert len(homes) == 2 and homes.closed == 2 and homes.opened == 4
+        with pytest.raises(UnknownUserError):
+            async with homes.use("nobody", create=False):
+                pass
+
+    asyncio.run(scenario())
+    assert not (tmp_path / "users" / "nobody").exists()
