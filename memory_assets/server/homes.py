@@ -17,11 +17,16 @@ to ``batch_turns``; any other write (forget, unforget, the start-up catch-up) ru
 core's locks still guard every file and index key, so the lane orders this process's writes while
 the CLI, the Dagster sensors and backfills write beside it safely. Different users' lanes run in
 parallel. A caller that goes away does not stop its write: a write that started finishes.
+
+A day whose reindex failed after its turns were appended (its locks held by another writer past
+the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
+that day's reindex in the background (after 5 s, 30 s, then 2 min), as the Dagster sensor would.
 (design §8.6)
 """
 
 import asyncio
 import contextlib
+import logging
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,13 +34,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_assets.core.home import Home
+from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.ops.users import open_user_home
+from memory_assets.core.sources import IndexKey
 from memory_assets.core.write_path.extraction import Extractor, Turn
 from memory_assets.core.write_path.extractor_choice import make_extractor
-from memory_assets.core.write_path.process import TurnResult, process_turns
+from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResult, process_turns
 
 T = TypeVar("T")
+REINDEX_RETRIES_S = (5.0, 30.0, 120.0)  # waits before each retry of a day whose reindex failed
+log = logging.getLogger("memory_assets.server")
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
 
 
@@ -55,6 +64,7 @@ class WriteLane:
         self.batch_turns = max(1, batch_turns)
         self._queue: deque[_Write] = deque()
         self._task: asyncio.Task[None] | None = None
+        self._retries: set[asyncio.Task[None]] = set()
         self.groups = 0  # groups of turns written (one process_turns call each)
 
     @property
@@ -102,8 +112,35 @@ class WriteLane:
                 self.groups += 1
                 for write, result in zip(group, results, strict=True):
                     _settle(write, result)
+                self._retry_failed_days(results)
         finally:
             self._task = None
+
+    def _retry_failed_days(self, results: list[Any]) -> None:
+        keys = {
+            str(IndexKey.for_log(Path(result.log).name))
+            for result in results
+            if isinstance(result, TurnResult) and result.reindex_error and result.log
+        }
+        for key in keys:
+            task = asyncio.get_running_loop().create_task(self._reindex_later(key))
+            self._retries.add(task)
+            task.add_done_callback(self._retries.discard)
+
+    async def _reindex_later(self, key: str) -> None:
+        """Retry one file's reindex through the lane, a few times, then leave it to the next
+        write of that day, the catch-up at the next start, or a sensor."""
+        home = self.home
+        for wait in REINDEX_RETRIES_S:
+            await asyncio.sleep(wait)
+            indexer = Indexer(home.settings, home.store, home.embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
+            try:
+                await self.job(lambda indexer=indexer: indexer.reindex_key(key))
+                return
+            except Exception as exc:
+                log.warning(
+                    f"{home.settings.home.name}: reindexing {key} failed again ({type(exc).__name__})"
+                )
 
     def _write(self, turns: list[tuple[Turn, Extractor]]) -> list[TurnResult | Exception]:
         home = self.home

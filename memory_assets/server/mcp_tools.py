@@ -47,7 +47,8 @@ async def _call(operation: Awaitable[T]) -> T:
 
 def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> MCPServer:
     f = fields(config)
-    mcp: MCPServer = MCPServer("memory-assets", instructions=INSTRUCTIONS)
+    # WARNING: the SDK logs a failed call's message at INFO, and ours can quote the caller's text.
+    mcp: MCPServer = MCPServer("memory-assets", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @mcp.tool(
         name="add_memory",

@@ -24,6 +24,7 @@ log = logging.getLogger("memory_assets.server")
 
 def serve(config: ServerConfig) -> None:
     config.check_bind()
+    log.setLevel(logging.INFO)  # the model's load, the catch-up's errors (never a body or a token)
     from memory_assets.server.app import build_app
 
     app = build_app(config)

@@ -104,3 +104,40 @@ def test_the_cache_keeps_its_bound_and_never_closes_a_home_in_use(tmp_path: Path
 
     asyncio.run(scenario())
     assert not (tmp_path / "users" / "nobody").exists()
+
+
+@pytest.mark.slow
+def test_a_day_whose_reindex_failed_is_retried_in_the_background(tmp_path: Path, embedder: Embedder) -> None:
+    import threading
+
+    from memory_assets.core.durable import named_lock
+    from memory_assets.core.index.store import MemoryStore
+
+    homes = cache(tmp_path, embedder)
+    held, release = threading.Event(), threading.Event()
+
+    async def scenario() -> Any:
+        async with homes.use("dee", create=True) as home:
+            await home.lane.turn(*said("Sings in a choir on Wednesdays"))  # the table exists now
+            settings = home.writer.settings
+            day_key = f"index-key:{settings.index_uri}|{settings.table_name}|archive:"
+
+            def hold() -> None:  # another writer holds the day's index key past the write path's wait
+                log = sorted(settings.archive_dir.glob("*.md"))[-1].name
+                with named_lock(day_key + log):
+                    held.set()
+                    release.wait(30)
+
+            threading.Thread(target=hold, daemon=True).start()
+            held.wait(10)
+            result = await home.lane.turn(*said("Sings bass in the choir since 2019"))
+            release.set()
+            assert result.reindex_error is not None and "LockTimeout" in result.reindex_error
+            for _ in range(100):  # the retry comes 5 s later
+                if MemoryStore.of(settings).count() == 2:
+                    return result
+                await asyncio.sleep(0.2)
+            return result
+
+    asyncio.run(scenario())
+    assert MemoryStore.of(user_settings(tmp_path, "dee")).count() == 2
