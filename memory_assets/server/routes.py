@@ -12,6 +12,7 @@ import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
 
 from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_id
 from memory_assets.server.auth import OPEN, Principal, TokenFile
@@ -84,11 +85,7 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
     @router.get("/ready", tags=["probes"], summary="The model is loaded and the root is writable")
     async def ready() -> Any:
         state = await service.ready()
-        if not state["ready"]:
-            from fastapi.responses import JSONResponse
-
-            return JSONResponse(state, status_code=503)
-        return state
+        return state if state["ready"] else JSONResponse(state, status_code=503)
 
     @router.get("/v1/users", tags=["admin"], summary="Every user with a home (admin only)")
     async def users(principal: Annotated[Principal, Depends(caller)]) -> dict[str, list[str]]:

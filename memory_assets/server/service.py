@@ -112,7 +112,8 @@ class MemoryService:
         self.catch_up_state["finished"] = True
 
     async def ready(self) -> dict[str, Any]:
-        writable, why = await self.run(self._root_writable)
+        # Not on the workers' limiter: a probe must answer while every worker is busy.
+        writable, why = await anyio.to_thread.run_sync(self._root_writable)
         return {
             "ready": self.model_loaded and writable,
             "model_loaded": self.model_loaded,
