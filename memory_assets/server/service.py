@@ -156,8 +156,11 @@ class MemoryService:
         chat_id: str = "default",
         at: datetime | None = None,
     ) -> dict[str, Any]:
-        with _errors(user_id):
+        try:
             turn, given = memory_turn(text, category=category, importance=importance, chat_id=chat_id, at=at)
+        except ValueError as exc:  # no words, or an importance outside [0, 1]
+            raise ApiError(422, "invalid_value", str(exc), "correct the value named in the detail") from None
+        with _errors(user_id):
             async with self.homes.use(user_id, create=True) as home:
                 result = await home.lane.turn(turn, given)
         return _in_home(result.summary(), home)
@@ -346,6 +349,8 @@ def _translate(user_id: str, exc: Exception) -> Exception:
         return ApiError(
             503, "model_unavailable", str(exc), "check the embedding model's settings, then retry"
         )
-    if isinstance(exc, SettingsError | ValueError):
-        return ApiError(422, "invalid_value", str(exc), "correct the value named in the detail")
+    if isinstance(exc, SettingsError):  # the server's environment, not the request
+        return ApiError(
+            500, "server_misconfigured", str(exc), "the server's operator must fix the setting named"
+        )
     return exc
