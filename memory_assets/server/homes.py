@@ -81,7 +81,10 @@ class WriteLane:
 
     @staticmethod
     def _future() -> asyncio.Future[Any]:
-        return asyncio.get_running_loop().create_future()
+        future = asyncio.get_running_loop().create_future()
+        # A caller that went away never reads its write's error: read here, so none is "never retrieved".
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        return future
 
     async def _submit(self, write: _Write) -> Any:
         self._queue.append(write)
