@@ -18,6 +18,10 @@ core's locks still guard every file and index key, so the lane orders this proce
 the CLI, the Dagster sensors and backfills write beside it safely. Different users' lanes run in
 parallel. A caller that goes away does not stop its write: a write that started finishes.
 
+The lane also keeps its home's table within bounds, as the Dagster optimize sensor would: after a
+group, when ``optimize_reasons`` (``core/index/freshness.py``: too many fragments or versions, or a
+day since the last optimize with changes) says so, an optimize runs as the lane's next job.
+
 A day whose reindex failed after its turns were appended (its locks held by another writer past
 the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
 that day's reindex in the background (after 5 s, 30 s, then 2 min), as the Dagster sensor would.
@@ -27,6 +31,7 @@ that day's reindex in the background (after 5 s, 30 s, then 2 min), as the Dagst
 import asyncio
 import contextlib
 import logging
+import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_assets.core.home import Home
+from memory_assets.core.index.freshness import optimize_reasons
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.ops.users import open_user_home
@@ -65,7 +71,11 @@ class WriteLane:
         self._queue: deque[_Write] = deque()
         self._task: asyncio.Task[None] | None = None
         self._retries: set[asyncio.Task[None]] = set()
+        self._optimized_at = time.time()  # what optimize_reasons compares with (the sensor's cursor)
+        self._optimized_version: int | None = None
+        self._optimizing = False
         self.groups = 0  # groups of turns written (one process_turns call each)
+        self.optimized = 0  # optimizes the lane ran
 
     @property
     def busy(self) -> bool:
@@ -108,14 +118,18 @@ class WriteLane:
                 while self._queue and self._queue[0].turn is not None and len(group) < self.batch_turns:
                     group.append(self._queue.popleft())
                 turns = [w.turn for w in group if w.turn is not None]
+                due = False
                 try:
-                    results = await self.run(lambda turns=turns: self._write(turns))
+                    results, due = await self.run(lambda turns=turns: self._write(turns))
                 except Exception as exc:
                     results = [exc] * len(group)
                 self.groups += 1
                 for write, result in zip(group, results, strict=True):
                     _settle(write, result)
                 self._retry_failed_days(results)
+                if due and not self._optimizing:  # after the writes already queued
+                    self._optimizing = True
+                    self._queue.append(_Write(self._future(), job=self._optimize))
         finally:
             self._task = None
 
@@ -145,9 +159,30 @@ class WriteLane:
                     f"{home.settings.home.name}: reindexing {key} failed again ({type(exc).__name__})"
                 )
 
-    def _write(self, turns: list[tuple[Turn, Extractor]]) -> list[TurnResult | Exception]:
+    def _write(self, turns: list[tuple[Turn, Extractor]]) -> tuple[list[TurnResult | Exception], bool]:
+        """The group's results, and whether the table is due an optimize now."""
         home = self.home
-        return process_turns(turns, home.settings, store=home.store, embedder=home.write_path_embedder())
+        results = process_turns(turns, home.settings, store=home.store, embedder=home.write_path_embedder())
+        try:
+            stats = home.store.stats()
+            due = not stats.legacy and bool(
+                optimize_reasons(stats, self._optimized_at, self._optimized_version)
+            )
+        except Exception:  # the writes stand; maintenance waits for the next group
+            due = False
+        return results, due
+
+    def _optimize(self) -> None:
+        """Compact the table, fold new rows into its indexes, prune old versions (the core's
+        optimize, under its exclusive table lock)."""
+        try:
+            after = self.home.indexer_without_embedder().optimize().after
+            self._optimized_version, self.optimized = after.version, self.optimized + 1
+        except Exception as exc:
+            log.warning(f"{self.home.settings.home.name}: optimize failed ({type(exc).__name__}: {exc})")
+        finally:
+            self._optimized_at = time.time()
+            self._optimizing = False
 
 
 def _settle(write: _Write, result: Any) -> None:

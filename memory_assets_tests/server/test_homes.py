@@ -141,3 +141,22 @@ def test_a_day_whose_reindex_failed_is_retried_in_the_background(tmp_path: Path,
 
     asyncio.run(scenario())
     assert MemoryStore.of(user_settings(tmp_path, "dee")).count() == 2
+
+
+def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedder) -> None:
+    from memory_assets.core.index.freshness import FRAGMENTS_SOFT
+    from memory_assets.core.index.store import MemoryStore
+
+    homes = cache(tmp_path, embedder)
+
+    async def scenario() -> int:
+        async with homes.use("eli", create=True) as home:
+            for i in range(FRAGMENTS_SOFT + 4):  # one group each: a fragment or more each
+                await home.lane.turn(*said(f"Logged a run of {i} kilometres along the river"))
+            while home.lane.busy:
+                await asyncio.sleep(0.05)
+            return home.lane.optimized
+
+    optimized = asyncio.run(scenario())
+    stats = MemoryStore.of(user_settings(tmp_path, "eli")).stats()
+    assert optimized >= 1 and stats.fragments <= FRAGMENTS_SOFT and stats.rows == FRAGMENTS_SOFT + 4
