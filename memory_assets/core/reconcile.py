@@ -3,9 +3,11 @@
 1. **Retire superseded.** ``.state/superseded.txt`` holds the log facts the dream folded into
    pages, one a line. Each line is cleaned (a leading ``- [category] `` and a trailing tag group
    stripped); lines under 24 characters are refused and reported, never tombstoned (a fragment
-   would match logs it never came from); a line no log holds is reported and dropped. Every other
-   line gets a tombstone (fsync'd, once: a replay finds it there) and every day whose log holds it
-   is reindexed explicitly. Only then is the hand-off truncated, removing exactly the lines that
+   would match logs it never came from); a line no vault page holds now is refused and reported
+   (``knowledge/page_index.py``: a bad model's hand-off or a hand-edited file must never take a
+   live fact out of the index, nor hide its later restatements); a line no log holds is reported
+   and dropped. Every other line gets a tombstone marked ``"by": "reconcile"`` (fsync'd, once: a
+   replay finds it there) and every day whose log holds it is reindexed explicitly. Only then is the hand-off truncated, removing exactly the lines that
    were read: lines the dream appends meanwhile survive.
 2. **check_and_update**: the indexer's sweep (changed pages and files reindexed, deleted files'
    rows removed).
@@ -30,6 +32,7 @@ from memory_assets.core.index.retire import (
     remove_first_lines,
     retire_texts,
 )
+from memory_assets.core.knowledge.page_index import held_texts
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
@@ -47,6 +50,7 @@ class ReconcileResult:
     retired: int = 0  # newly tombstoned
     already_retired: int = 0
     refused: list[str] = field(default_factory=list)  # under 24 characters
+    not_held: list[str] = field(default_factory=list)  # no vault page holds them: never tombstoned
     unmatched: list[str] = field(default_factory=list)  # in no log
     days_reindexed: list[str] = field(default_factory=list)
     sweep: dict[str, Any] = field(default_factory=dict)
@@ -99,6 +103,14 @@ def _retire_superseded(settings: Settings, indexer: Indexer, result: ReconcileRe
             continue
         texts.append(text)
     texts = list(dict.fromkeys(texts))
+    if texts:
+        texts, result.not_held = held_texts(settings.notebook_dir, texts)
+        if result.not_held:
+            result.warnings.append(
+                f"{len(result.not_held)} hand-off line(s) name facts no vault page holds "
+                f"({', '.join(repr(t[:60]) for t in result.not_held[:5])}); not retired, so they stay in "
+                "the index. A hand-off line is retired only once a page holds its fact."
+            )
     if texts:
         retired = retire_texts(settings, indexer, texts)
         result.retired = len(retired.tombstoned)

@@ -109,6 +109,16 @@ class Settings:
         return self.dream_state_file or self.state_dir / "dream_state.json"
 
     @property
+    def folds_path(self) -> Path:
+        """``.state/folds.jsonl``: which daily-log lines the dream read and folded, line by line."""
+        return self.state_dir / "folds.jsonl"
+
+    @property
+    def dream_journal_path(self) -> Path:
+        """``.state/dream_journal.jsonl``: the pages a dream run in flight wrote, to roll back a crash."""
+        return self.state_dir / "dream_journal.jsonl"
+
+    @property
     def write_path_state_path(self) -> Path:
         """``.state/write_path.json``: how far each transcript has been ingested, and the turn in flight."""
         return self.state_dir / "write_path.json"

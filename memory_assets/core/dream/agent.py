@@ -224,7 +224,9 @@ class AgentConsolidator:
         self.clock = clock
 
     def consolidate(self, settings: Settings, batch: Batch) -> ConsolidationResult:
-        tools = VaultTools(settings, facts=[f.content for f in batch.facts], embedder=self.embedder)
+        tools = VaultTools(
+            settings, facts=[f.content for f in batch.facts], embedder=self.embedder, journal=batch.journal
+        )
         try:
             summary = self._run(tools, batch)
         except BaseException as exc:  # a failed run leaves the vault as it found it

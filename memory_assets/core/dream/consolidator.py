@@ -33,14 +33,30 @@ class BatchFact:
     source_file: str  # "YYYY-MM-DD.md"
 
 
+class PageJournal(Protocol):
+    """Where a consolidator declares a page write before making it (``dream/journal.py``), so the
+    runner can roll back a run that fails or is killed. Called under the page's lock."""
+
+    def record(self, rel: str, before: bytes | None, after: bytes) -> None: ...
+
+
 @dataclass
 class Batch:
     days: list[date]  # the days being consolidated, oldest first
-    facts: list[BatchFact]  # their fact lines (tombstoned ones left out), in log order
+    facts: list[BatchFact]  # their pending fact lines (tombstoned ones left out), in log order
     confirmations: list[Confirmation]  # the first lines of confirmations.jsonl, shown to the run
     confirmations_shown: int  # how many lines that is (skipped malformed lines included)
     revisit: list[str]  # 3_Personal/ pages to re-confirm: stale first (soonest), then undated
     today: date
+    # How far each log was read (complete lines, bytes): what the run's commit records.
+    read: dict[str, tuple[int, int]] = field(default_factory=dict)
+    journal: PageJournal | None = None  # None: nothing to roll back (a dry run on a clone)
+    confirmation_lines: list[bytes] = field(default_factory=list)  # the lines shown, as read
+
+    def declare(self, rel: str, before: bytes | None, after: bytes) -> None:
+        """A consolidator calls this just before replacing page ``rel`` (see ``PageJournal``)."""
+        if self.journal is not None:
+            self.journal.record(rel, before, after)
 
 
 @dataclass

@@ -2,32 +2,34 @@
 
 The existing runner's gates, with its defaults as settings:
 
-* pending days are the logs after the watermark and before today (UTC; today's log is still being
-  appended to and is never consolidated), oldest first, then the days an earlier skip left
-  unconsolidated (after every newer day, so a wedged day can never starve new ones);
+* pending days are the days before today (UTC; today's log is still being appended to and is
+  never consolidated) whose log holds pending fact lines (``knowledge/folds.py``): lines no dream
+  has read, whatever the watermark says, so a line written to a past day is consolidated like
+  any other; oldest first, then the days an earlier skip left unconsolidated (after every other
+  day, so a wedged day can never starve new ones);
 * more than ``dream_max_days`` pending ("behind") runs at once;
-* otherwise a run needs ``dream_min_hours`` since the last attempt and ``dream_min_facts`` fact
-  lines across the pending days;
+* otherwise a run needs ``dream_min_hours`` since the last attempt and ``dream_min_facts``
+  pending fact lines;
 * a batch is the first ``dream_max_days`` pending days; after ``dream_max_retries`` failed
   attempts on the same batch (counted in ``dream_state.json``, so restarts do not reset it) the
-  batch is skipped: its days are recorded as unconsolidated (they keep their index rows) and
-  the watermark moves past them;
+  batch is skipped: its days are recorded as unconsolidated (their lines stay pending, so they
+  keep their index rows) and the watermark moves past them. Once the unconsolidated days alone
+  have failed ``dream_max_retries`` more times, they are not tried again (still indexed);
 * lint runs only when nothing is pending and a lint is due: never linted, or the last
   ``## [date] lint`` is ``dream_lint_min_days`` old, and no lint attempt in the last 24 hours.
 
 Ingest always comes before lint, so an editorial audit can never starve consolidation.
 """
 
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.knowledge.dream_state import DreamState
+from memory_assets.core.knowledge.folds import Folds, load_folds, unread_fact_lines
 from memory_assets.core.knowledge.watermark import read_last_lint_date, read_watermark
 from memory_assets.core.settings import Settings
 
-FACT_LINE = re.compile(r"^-\s*\[", re.MULTILINE)
 LINT_RETRY = timedelta(hours=24)
 INGEST, SKIP, LINT, IDLE = "ingest", "skip", "lint", "idle"
 
@@ -41,13 +43,15 @@ class Decision:
     facts_pending: int = 0
     watermark: date | None = None
 
+    retrying_skipped: bool = False  # the batch holds only days an earlier skip left unconsolidated
+
     @property
     def batch_key(self) -> str:
         """The batch's failure-counter key: its last day (unconsolidated-only batches are marked)."""
         if not self.days:
             return ""
         last = self.days[-1].isoformat()
-        return last if self.watermark is None or self.days[-1] > self.watermark else f"unconsolidated:{last}"
+        return f"unconsolidated:{last}" if self.retrying_skipped else last
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -60,27 +64,17 @@ class Decision:
         }
 
 
-def pending_days(
-    settings: Settings, state: DreamState, today: date, watermark: date | None
-) -> tuple[list[date], list[date]]:
-    """The pending days in two runs, each oldest first: the logs after ``watermark`` and before
-    today, then the unconsolidated days (before today, not among the first)."""
-    logs = {d for d, _ in list_logs(settings.archive_dir) if d < today}
-    fresh = sorted(d for d in logs if watermark is None or d > watermark)
-    skipped = sorted(d for d in state.unconsolidated_days() if d in logs and d not in fresh)
-    return fresh, skipped
-
-
-def count_fact_lines(settings: Settings, days: list[date]) -> int:
-    total = 0
-    for day in days:
-        path = settings.archive_dir / f"{day.isoformat()}.md"
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:  # missing, or unreadable: the batch that reads it reports it
+def pending_days(settings: Settings, folds: Folds, today: date) -> dict[date, int]:
+    """The days before ``today`` with pending fact lines, and how many each holds (oldest first).
+    Reads only each log's unread tail; an unreadable log has none (the indexer warns about it)."""
+    found: dict[date, int] = {}
+    for day, path in list_logs(settings.archive_dir):
+        if day >= today:
             continue
-        total += len(FACT_LINE.findall(text))
-    return total
+        count = unread_fact_lines(path, folds.of(path.name))
+        if count:
+            found[day] = count
+    return found
 
 
 def decide(
@@ -98,7 +92,10 @@ def decide(
     logs = list_logs(settings.archive_dir)
     # A watermark dated today or later, or after every log, is refused (WatermarkError).
     watermark = read_watermark(settings.log_md, today, logs[-1][0] if logs else None)
-    fresh, skipped = pending_days(settings, state, today, watermark)
+    counts = pending_days(settings, load_folds(settings), today)
+    left = state.unconsolidated_days()
+    fresh = [d for d in sorted(counts) if d not in left]
+    skipped = [d for d in sorted(counts) if d in left]
     pending = fresh + skipped
     if (
         skipped
@@ -108,8 +105,8 @@ def decide(
         pending = skipped = []  # retried as often as a batch may be: they stay unconsolidated, indexed
     if pending and not lint_only:
         batch = pending[: settings.dream_max_days]
-        facts = count_fact_lines(settings, pending)
-        decision = Decision(INGEST, "", batch, pending, facts, watermark)
+        facts = sum(counts[d] for d in pending)
+        decision = Decision(INGEST, "", batch, pending, facts, watermark, retrying_skipped=not fresh)
         behind = len(fresh) > settings.dream_max_days
         if state.failures.get(decision.batch_key, 0) >= settings.dream_max_retries:
             decision.kind = SKIP

@@ -200,13 +200,13 @@ class RuleConsolidator:
                         f"notebook/{rel}: {state.skipped} fact(s) for this page were not folded (its "
                         "frontmatter is broken, or it cannot be read); they stay in the index until it is fixed."
                     )
-                if _finish(state, last_day, batch.today):
+                if _finish(state, last_day, batch):
                     result.pages_changed.append(rel)
                     result.folded += state.folded
                     result.outcomes.update(state.outcomes)
                     result.confirmations_folded += state.confirmations
         if result.pages_changed:
-            _update_index(vault, last_day)
+            _update_index(vault, last_day, batch)
         result.summary = _summary(result, batch)
         return result
 
@@ -342,8 +342,10 @@ def _apply(state: PageState, found: tuple[int, Relation] | None, mention: Mentio
         state.confirmations += 1
 
 
-def _finish(state: PageState, last_day: date, today: date) -> bool:
-    """Stamp and write a changed page; True when the file changed."""
+def _finish(state: PageState, last_day: date, batch: Batch) -> bool:
+    """Stamp and write a changed page (declared to the batch's journal first); True when the file
+    changed."""
+    today = batch.today
     if not state.dirty or state.page is None or state.broken:
         return False
     page = state.page
@@ -367,6 +369,9 @@ def _finish(state: PageState, last_day: date, today: date) -> bool:
     text = page.render()
     if text == state.original:
         return False
+    batch.declare(
+        state.rel, None if state.original is None else state.original.encode("utf-8"), text.encode()
+    )
     write_atomic(state.path, text)
     return True
 
@@ -497,7 +502,7 @@ def personal_index_section(vault: Path) -> str:
     return "\n".join(lines)
 
 
-def _update_index(vault: Path, day: date) -> None:
+def _update_index(vault: Path, day: date, batch: Batch) -> None:
     path = vault / "index.md"
     with file_lock(path):
         old = read_text(path).text if path.is_file() else INDEX_MD
@@ -513,6 +518,7 @@ def _update_index(vault: Path, day: date) -> None:
         if new == old:
             return
         new = re.sub(r"(?m)^Last updated: .*$", f"Last updated: {day.isoformat()}", new, count=1)
+        batch.declare("index.md", path.read_bytes() if path.is_file() else None, new.encode())
         write_atomic(path, new)
 
 

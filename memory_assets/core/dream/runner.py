@@ -2,18 +2,23 @@
 
 Under one lock per home (a second dream waits for nothing: it reports the first is running):
 
+0. the fold ledger is created if the home has none (``folds.ensure_ledger``), and a run a crash
+   interrupted is settled from its journal (``journal.py``): finished when its commit is in the
+   ledger, rolled back otherwise, so no page ever holds what no commit counts;
 1. load ``dream_state.json`` (persisted; an unreadable file is reported and rebuilt, never
    reset silently) and decide (``pacing.decide``): ingest, skip, lint or idle;
 2. **skip** (a batch that failed ``max_retries`` times): its days are recorded as unconsolidated
-   (they keep their index rows), the watermark moves past them with a ``log.md`` entry, and the
-   counter is dropped;
-3. **ingest**: the attempt time is saved first; the batch is built (the days' facts, the
-   confirmations, the revisit queue) and the consolidator folds it into pages. Only a clean run
-   that changed at least one content page counts: then the folded facts are appended to
-   ``.state/superseded.txt`` (durably; the reconcile retires them), exactly the confirmation lines
-   shown are removed, the batch's days leave ``unconsolidated``, the watermark advances (an ingest
-   entry in ``log.md``), the counter is dropped and MEMORY.md is promoted from the personal pages.
-   A failed or empty run increments the batch's counter and leaves the watermark where it is;
+   (their lines stay pending, so they keep their index rows; a later dream tries them after every
+   other day), the watermark moves past them with a ``log.md`` entry, and the counter is dropped;
+3. **ingest**: the attempt time is saved first; the batch is built (the days' pending lines, the
+   confirmations, the revisit queue) and the consolidator folds it into pages, declaring every
+   page write to the run's journal first. The vault is then asked what the run did
+   (``commit.verify``): a run counts only for the facts a page holds. A run that failed, folded
+   none of its facts, or took away claims that held earlier facts is rolled back and counted as a
+   failed attempt. Otherwise its commit is appended to ``folds.jsonl`` (the commit point), and the
+   follow-up runs: the folded lines go to ``.state/superseded.txt`` (the reconcile retires them),
+   exactly the confirmation lines shown are removed, the watermark advances (an ingest entry in
+   ``log.md``), the counter is dropped and MEMORY.md is promoted from the personal pages;
 4. **lint**: the editorial audit; a clean one appends ``## [date] lint`` to ``log.md``.
 
 The dream never writes the index: the reconcile and the sensors bring it in line afterwards.
@@ -26,11 +31,22 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_assets.core.dream.batch import build_batch
-from memory_assets.core.dream.consolidator import ConsolidationResult, Consolidator
+from memory_assets.core.dream.commit import (
+    Verdict,
+    commit,
+    commit_record,
+    follow_up,
+    named_texts,
+    new_run_id,
+    verify,
+)
+from memory_assets.core.dream.consolidator import Batch, ConsolidationResult, Consolidator
+from memory_assets.core.dream.journal import DreamJournal, open_journal
 from memory_assets.core.dream.pacing import IDLE, INGEST, LINT, SKIP, Decision, decide
-from memory_assets.core.durable import LockTimeout, append_durable, named_lock
-from memory_assets.core.knowledge.confirmations import remove_first
+from memory_assets.core.durable import LockTimeout, named_lock
+from memory_assets.core.failpoints import failpoint
 from memory_assets.core.knowledge.dream_state import DreamState, load_dream_state, save_dream_state
+from memory_assets.core.knowledge.folds import ensure_ledger, load_folds, read_records
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.settings import Settings
@@ -46,7 +62,8 @@ class DreamResult:
     days: list[str] = field(default_factory=list)
     pages_changed: list[str] = field(default_factory=list)
     outcomes: dict[str, int] = field(default_factory=dict)
-    folded: int = 0
+    folded: int = 0  # the batch's facts a vault page holds after the run (committed as folded)
+    left: int = 0  # the batch's facts no page holds (they stay indexed)
     confirmations_folded: int = 0
     revisited: list[str] = field(default_factory=list)
     memory_md: str | None = None
@@ -97,8 +114,10 @@ def run_dream(
 def _tick(
     settings: Settings, consolidator: Consolidator, now: datetime, force: bool, lint_only: bool
 ) -> DreamResult:
+    ensure_ledger(settings)
+    warnings = _settle_interrupted(settings, now)
     state = load_dream_state(settings.dream_state_path, settings.log_md, repair=True, now=now)
-    warnings = list(state.warnings)
+    warnings += state.warnings
     if state.warnings:
         save_dream_state(settings.dream_state_path, state)  # the rebuilt state replaces the unreadable one
     decision = decide(settings, state, now=now, force=force, lint_only=lint_only)
@@ -116,9 +135,32 @@ def _tick(
     return _ingest(settings, state, decision, consolidator, now, result)
 
 
+def _settle_interrupted(settings: Settings, now: datetime) -> list[str]:
+    """Finish or roll back the run a crash interrupted (see step 0); warnings say which."""
+    journal = open_journal(settings.dream_journal_path, settings.notebook_dir)
+    if journal is None:
+        return []
+    record = next(
+        (r for r in read_records(settings.folds_path) if r.get("run") == journal.run and journal.run), None
+    )
+    if record is not None:
+        follow_up(settings, record, now)
+        journal.close()
+        return [f"dream run {journal.run} was interrupted after its commit; its follow-up was finished now"]
+    warnings = journal.rollback()
+    journal.close()
+    return [
+        *warnings,
+        f"dream run {journal.run or '(unnamed)'} was interrupted before its commit; the "
+        f"{len(journal.before)} page(s) it wrote were rolled back, and its batch will run again",
+    ]
+
+
 def _skip(
     settings: Settings, state: DreamState, decision: Decision, now: datetime, result: DreamResult
 ) -> DreamResult:
+    """Record the batch's days as unconsolidated (their lines stay pending and indexed), move the
+    watermark past them with a ``log.md`` entry naming them, and drop the counter."""
     state.unconsolidated = sorted(set(state.unconsolidated) | set(result.days))
     state.failures.pop(decision.batch_key, None)
     wm = decision.watermark
@@ -141,49 +183,60 @@ def _ingest(
 ) -> DreamResult:
     state.last_attempt_at = now
     save_dream_state(settings.dream_state_path, state)
+    run = new_run_id(now)
+    journal = DreamJournal.begin(settings.dream_journal_path, settings.notebook_dir, run)
+    folds = load_folds(settings)
     before = content_snapshot(settings)
     outcome: ConsolidationResult | None = None
+    batch: Batch | None = None
     try:  # an unreadable log of the batch (build_batch) is a failed run like any other
-        batch, warnings = build_batch(settings, decision.days, now.date())
+        batch, warnings = build_batch(settings, decision.days, now.date(), folds, journal)
         result.warnings += warnings
         outcome = consolidator.consolidate(settings, batch)
     except Exception as exc:  # counted; the watermark stays
         result.error = f"{type(exc).__name__}: {exc}"[:500]
-    changed = content_snapshot(settings) != before
+    verdict: Verdict | None = None
+    if outcome is not None and batch is not None:
+        snapshot = content_snapshot(settings)
+        changed = {r for r in set(snapshot) | set(before) if snapshot.get(r) != before.get(r)}
+        changed |= set(journal.changed())
+        verdict = verify(settings, batch, journal, folds, sorted(changed))
+        result.warnings += outcome.warnings
     key = decision.batch_key
-    if outcome is None or not changed:
+    wm = decision.watermark
+    if verdict is None or verdict.failure:
+        result.warnings += journal.rollback()
+        journal.close()
         state.failures[key] = state.failures.get(key, 0) + 1
         save_dream_state(settings.dream_state_path, state)
         result.ok = False
         result.failures = state.failures[key]
-        result.reason = result.error or "the consolidator changed no content page"
-        wm = decision.watermark
+        result.reason = result.error or (verdict.failure if verdict else None) or "the run failed"
         result.watermark = wm.isoformat() if wm else None
-        if outcome is not None:
-            result.warnings += outcome.warnings
         return result
-    # A clean, productive run: hand off, truncate, advance, promote.
-    if outcome.folded:
-        append_durable(settings.superseded_path, "".join(f"{' '.join(t.split())}\n" for t in outcome.folded))
-    remove_first(settings.confirmations_path, batch.confirmations_shown)
-    state.failures.pop(key, None)
-    done = {d.isoformat() for d in decision.days}
-    state.unconsolidated = [d for d in state.unconsolidated if d not in done]
-    wm = decision.watermark
-    fresh = [d for d in decision.days if wm is None or d > wm]
-    if fresh:
-        append_ingest_entry(settings.log_md, now.date(), fresh[-1])
-        wm = fresh[-1]
-        result.advanced = True
-    save_dream_state(settings.dream_state_path, state)
-    result.watermark = wm.isoformat() if wm else None
-    result.pages_changed = sorted(outcome.pages_changed)
+    assert batch is not None and outcome is not None
+    # A productive run: commit, then its follow-up (replayed after a crash), then promote.
+    last = decision.days[-1]
+    mark = last if wm is None or last > wm else None
+    record = commit_record(run, batch, verdict, mark)
+    commit(settings, record)
+    failpoint("dream.committed")
+    follow_up(settings, record, now)
+    journal.close()
+    if verdict.left:
+        result.warnings.append(
+            f"{len(verdict.left)} fact(s) of this batch are held by no vault page after the run, so they "
+            f"stay in the index (left unfolded): {named_texts([f.content for f in verdict.left])}"
+        )
+    result.advanced = mark is not None
+    result.watermark = (mark or wm).isoformat() if (mark or wm) else None
+    result.pages_changed = sorted(outcome.pages_changed or verdict.changed)
     result.outcomes = dict(outcome.outcomes)
-    result.folded = len(outcome.folded)
+    result.folded = verdict.held
+    result.left = len(verdict.left)
     result.confirmations_folded = outcome.confirmations_folded
     result.revisited = list(outcome.revisited)
     result.summary = outcome.summary
-    result.warnings += outcome.warnings
     result.memory_md = _promote(settings)
     return result
 

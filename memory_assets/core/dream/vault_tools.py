@@ -60,6 +60,7 @@ from memory_assets.core.settings import Settings
 from memory_assets.core.text import excerpt, normalise
 
 if TYPE_CHECKING:
+    from memory_assets.core.dream.consolidator import PageJournal
     from memory_assets.core.index.store import MemoryStore
     from memory_assets.core.models.embedder import TextEmbedder
 
@@ -192,8 +193,10 @@ class VaultTools:
         store: "MemoryStore | None" = None,
         max_read_chars: int = MAX_READ_CHARS,
         max_write_bytes: int = MAX_WRITE_BYTES,
+        journal: "PageJournal | None" = None,
     ) -> None:
         self.settings = settings
+        self.journal = journal  # the runner's undo record: every write is declared to it first
         self.root = Path(settings.notebook_dir).expanduser().absolute().resolve()
         self.max_read_chars = max_read_chars
         self.max_write_bytes = max_write_bytes
@@ -406,6 +409,8 @@ class VaultTools:
             before = read_regular(target, rel)
             if before == data:
                 return f"{rel} unchanged (the content is what the page already holds)"
+            if self.journal is not None:
+                self.journal.record(rel, before, data)
             write_atomic(target, data)
             self._remember(rel, before, data)
         return f"{'replaced' if before is not None else 'created'} {rel} ({len(data)} bytes)"
@@ -435,6 +440,8 @@ class VaultTools:
                 raise ToolError(f"the page would be {len(data)} bytes; at most {self.max_write_bytes}")
             if data == before:
                 return f"{rel} unchanged (`new` equals `old`)"
+            if self.journal is not None:
+                self.journal.record(rel, before, data)
             write_atomic(target, data)
             self._remember(rel, before, data)
         return f"edited {rel} ({len(data)} bytes)"

@@ -15,9 +15,8 @@ index state recorded after the file's last successful reindex, whatever the curs
 * a deleted file whose rows are still indexed stays stale until its rows are gone.
 
 The cursor is a cache and a memo, never the truth: the stat signature and digest of each file
-that can still change the index (days at or below the watermark are not kept) and the requests
-in flight. A scan stats the files and re-reads only those whose (inode, size, mtime) changed, or
-all of them when the tombstones or ``log.md`` changed, so its cost does not grow with history.
+that can still change the index and the requests in flight. A scan stats the files and re-reads only those whose (inode, size, mtime) changed, or
+all of them when the tombstones, the fold ledger or ``log.md`` changed, so its cost does not grow with history.
 Run keys carry a generation stored in the cursor, so a re-evaluated tick dedupes while a later
 request for the same content (a retry, a restored file) gets a new run.
 """
@@ -39,6 +38,7 @@ from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FilePlan
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS, TableStats
 from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.sources import ARCHIVE, CORE_FILES, IndexKey
 
 CURSOR_VERSION = 2
@@ -190,7 +190,7 @@ class LogGrowth:
 class DayScan:
     stale: list[StaleDay] = field(default_factory=list)
     grown: list[LogGrowth] = field(default_factory=list)
-    newly_outside: list[date] = field(default_factory=list)  # unconsolidated logs outside [first, today]
+    newly_outside: list[date] = field(default_factory=list)  # logs with rows outside [first, today]
     watermark: date | None = None
 
 
@@ -202,13 +202,22 @@ def stale_days(
     (no partition for them) are reported once each in ``newly_outside`` and not requested."""
     settings = indexer.settings
     state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
-    # Every day's rows depend on the tombstones and the watermark too (and on the days the dream
-    # skipped, which keep their rows below the watermark).
+    # Every day's rows depend on the tombstones and the fold ledger too (and, for a home without a
+    # ledger yet, on log.md's watermark and the days the dream skipped).
     inputs = short_hash(
-        "|".join(signature(p) for p in (settings.tombstones_path, settings.log_md, settings.dream_state_path))
+        "|".join(
+            signature(p)
+            for p in (
+                settings.tombstones_path,
+                settings.folds_path,
+                settings.log_md,
+                settings.dream_state_path,
+            )
+        )
     )
     freshness = Freshness(cursor, state, run_state)
-    scan = DayScan(watermark=indexer.watermark())
+    folds = indexer.folds()
+    scan = DayScan(watermark=read_watermark(settings.log_md))
     days = {d for d, _ in list_logs(settings.archive_dir)}
     days |= {d for k in state if (d := IndexKey.parse(k).day) is not None}
     files: dict[str, list[Any]] = {}
@@ -217,10 +226,7 @@ def stale_days(
         key, path = str(index_key), settings.archive_dir / index_key.filename
         sig = stat_signature(path)
         digest: str | None
-        consolidated = indexer.consolidated(day, scan.watermark)
-        if consolidated:
-            digest = EMPTY_DIGEST if key in state else None  # no rows; nothing to track any more
-        elif sig is None:
+        if sig is None:
             digest = None
         else:
             sig_text = short_hash(_sig_text(sig))
@@ -228,14 +234,14 @@ def stale_days(
             if cached is not None and cached[:2] == [sig_text, inputs]:
                 digest, facts = cached[2], cached[3]
             else:
-                plan = indexer.plan_day(day, indexer.tombstones(), scan.watermark, read_watermark_file=False)
-                digest, facts = plan.digest()[:DIGEST_CHARS], len(plan.rows) + plan.tombstoned
+                plan = indexer.plan_day(day, indexer.tombstones(), folds)
+                digest, facts = plan.digest()[:DIGEST_CHARS], len(plan.rows) + plan.tombstoned + plan.folded
                 if cached is None or cached[3] != facts:  # the log gained facts (a touch is no change)
                     scan.grown.append(LogGrowth(day, sig[1], facts, plan.skipped_lines))
             files[key] = [sig_text, inputs, digest, facts]
         if not first <= day <= today:
-            # A consolidated day has no rows to index: nothing is lost by its missing partition.
-            if not consolidated and day.isoformat() not in cursor.outside:
+            # A day with no rows to index (every line folded) loses nothing by its missing partition.
+            if digest not in (None, EMPTY_DIGEST) and day.isoformat() not in cursor.outside:
                 cursor.outside.append(day.isoformat())
                 scan.newly_outside.append(day)
             continue

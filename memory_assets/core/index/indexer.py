@@ -7,15 +7,16 @@ and upserts the rest: at most two LanceDB commits, and none when nothing changed
 happens before any delete, so a model failure leaves the index untouched (fail closed). If the
 diff query itself fails, the file falls back to a full replace.
 
-Daily logs at or below the watermark leave the index (the vault holds their facts), except the
-days the dream skipped (``unconsolidated`` in ``.state/dream_state.json``): skipping must never
-make a fact unretrievable. Tombstoned content never enters; a deleted file's rows go. A file that
+A daily-log line leaves the index once the fold ledger (``.state/folds.jsonl``) records it as
+folded into a vault page: consolidated means *this line was folded*, never *this day is old*, so a
+line written to a past day, or appended while a dream ran, stays indexed until a dream folds it.
+Tombstoned content never enters; a deleted file's rows go. A file that
 cannot be read keeps its rows, unchanged, with a warning; its digest is not recorded, so every
 sweep tries it again.
 
 One writer per file, across processes. Every change to a file's rows happens under that file's
 index lock (``index-key:<uri>|<table>|<label:filename>``, held shared with the table lock), and
-under it the file is planned AGAIN from fresh inputs (the file, the tombstones, the watermark):
+under it the file is planned AGAIN from fresh inputs (the file, the tombstones, the fold ledger):
 a plan made before the lock only decides whether a file needs work, and is never applied, so a
 stale plan can never delete newer rows and two writers can never both insert the same rows. The
 digest recorded in the index state is written under the same lock. Whole-table work (filling an
@@ -53,10 +54,9 @@ from memory_assets.core.index.store import (
     VectorWidthMismatch,
 )
 from memory_assets.core.index.table_writer import TableWriter
-from memory_assets.core.knowledge.dream_state import load_dream_state
+from memory_assets.core.knowledge.folds import Folds, load_folds
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
-from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import CORE_FILES, INDEXED_SOURCE_TYPES, IndexKey
@@ -90,7 +90,7 @@ class FileResult:
     tombstoned: int = 0
     repaired: int = 0  # extra copies of duplicated ids removed
     skipped_lines: int = 0
-    below_watermark: bool = False
+    folded: int = 0  # fact lines a vault page holds (no rows for them)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     # The ids the applied plan wanted: what the per-partition row check compares the table against.
@@ -199,42 +199,32 @@ class Indexer:
     def tombstones(self) -> Tombstones:
         return self._cached(self.settings.tombstones_path, read_tombstones)
 
-    def watermark(self) -> date | None:
-        """The watermark; ``WatermarkError`` (naming log.md's line and the fix) for an entry dated
-        today or later, or after the newest daily log, so one bad line never drops every log's rows."""
-        return self._cached(self.settings.log_md, self._read_watermark)
-
-    def _read_watermark(self, path: Path) -> date | None:
-        logs = list_logs(self.settings.archive_dir)
-        # The clock, not only self.today: a long-lived indexer must not refuse a watermark the
-        # dream set after midnight.
-        today = max(self.today, datetime.now(UTC).date())
-        return read_watermark(path, today, logs[-1][0] if logs else None)
-
-    def unconsolidated(self) -> frozenset[date]:
-        """Days the dream skipped: they keep their rows whatever the watermark says."""
-        state = self._cached(
-            self.settings.dream_state_path, lambda p: load_dream_state(p, self.settings.log_md)
+    def folds(self) -> Folds:
+        """The fold ledger (which log lines a page holds), re-read when it, ``log.md`` or the dream
+        state changed (a home without a ledger reads its watermark: ``folds.implicit_folds``).
+        ``WatermarkError`` (naming log.md's line and the fix) for a watermark that cannot be right,
+        so one bad line never drops every log's rows."""
+        settings = self.settings
+        key = (
+            stat_signature(settings.folds_path),
+            stat_signature(settings.log_md),
+            stat_signature(settings.dream_state_path),
+            tuple(d for d, _ in list_logs(settings.archive_dir)[-1:]),
         )
-        return frozenset(state.unconsolidated_days())
-
-    def consolidated(self, day: date, watermark: date | None) -> bool:
-        """Whether ``day``'s facts live in the vault now, so its log has no rows in the index."""
-        return watermark is not None and day <= watermark and day not in self.unconsolidated()
+        hit = self._inputs.get("folds")
+        if hit is not None and hit[0] == key:
+            return hit[1]  # type: ignore[return-value]
+        value = load_folds(settings)
+        self._inputs["folds"] = (key, value)
+        return value
 
     def plan_day(
-        self,
-        day: date,
-        tombstones: Tombstones | None = None,
-        watermark: date | None = None,
-        *,
-        read_watermark_file: bool = True,
+        self, day: date, tombstones: Tombstones | None = None, folds: Folds | None = None
     ) -> FilePlan:
         tombs = tombstones if tombstones is not None else self.tombstones()
-        wm = watermark if (watermark is not None or not read_watermark_file) else self.watermark()
-        if wm is not None and not self.consolidated(day, wm):
-            wm = None  # an unconsolidated day is indexed whatever the watermark
-        return plan_archive(self.settings.archive_dir / f"{day.isoformat()}.md", day, tombs, wm)
+        ledger = folds if folds is not None else self.folds()
+        filename = IndexKey.for_day(day).filename
+        return plan_archive(self.settings.archive_dir / filename, day, tombs, ledger.files.get(filename))
 
     def plan_page(self, rel: str, tombstones: Tombstones | None = None) -> FilePlan:
         tombs = tombstones if tombstones is not None else self.tombstones()
@@ -250,14 +240,14 @@ class Indexer:
         """Plans for every source file that exists, plus any ``label:filename`` in ``extra_keys``
         (files the state or the table knows of that may have been deleted)."""
         tombs = tombstones if tombstones is not None else self.tombstones()
-        wm = self.watermark()
+        folds = self.folds()
         plans: dict[str, FilePlan] = {}
         for filename in CORE_FILES:
             plan = self.plan_core(filename, tombs)
             if plan.exists or plan.key in extra_keys:
                 plans[plan.key] = plan
         for day, _ in list_logs(self.settings.archive_dir):
-            plan = self.plan_day(day, tombs, wm, read_watermark_file=False)
+            plan = self.plan_day(day, tombs, folds)
             plans[plan.key] = plan
         outside: list[str] = []  # page symlinks leading outside the vault: planned empty, with a warning
         for rel in [*list_pages(self.settings.notebook_dir, outside=outside), *outside]:
@@ -265,21 +255,21 @@ class Indexer:
             plans[plan.key] = plan
         for key in extra_keys:
             if key not in plans:
-                plan = self.plan_key(key, tombs, wm)
+                plan = self.plan_key(key, tombs, folds)
                 if plan is not None:
                     plans[key] = plan
         return list(plans.values())
 
     def plan_key(
-        self, key: str, tombs: Tombstones | None = None, wm: date | None = None, *, fresh: bool = False
+        self, key: str, tombs: Tombstones | None = None, folds: Folds | None = None, *, fresh: bool = False
     ) -> FilePlan | None:
-        """The plan of one ``label:filename`` key (``fresh``: read the tombstones and watermark now)."""
+        """The plan of one ``label:filename`` key (``fresh``: read the tombstones and the ledger now)."""
         if fresh or tombs is None:
-            tombs, wm = self.tombstones(), self.watermark()
+            tombs, folds = self.tombstones(), self.folds()
         parsed = IndexKey.parse(key)
         if parsed.label == "archive":
             day = parsed.day
-            return None if day is None else self.plan_day(day, tombs, wm, read_watermark_file=False)
+            return None if day is None else self.plan_day(day, tombs, folds)
         if parsed.label == "notebook":
             return self.plan_page(parsed.filename, tombs)
         if parsed.filename in CORE_FILES:
@@ -314,7 +304,7 @@ class Indexer:
             rows=len(plan.rows),
             tombstoned=plan.tombstoned,
             skipped_lines=plan.skipped_lines,
-            below_watermark=plan.below_watermark,
+            folded=plan.folded,
             warnings=list(plan.warnings),
             expected_ids=frozenset(row.id for row in plan.rows),
         )
@@ -581,7 +571,7 @@ class Indexer:
                 bulk=True,
                 tombstoned=plan.tombstoned,
                 skipped_lines=plan.skipped_lines,
-                below_watermark=plan.below_watermark,
+                folded=plan.folded,
                 warnings=list(plan.warnings),
                 seconds=share * len(plan.rows),
                 expected_ids=frozenset(row.id for row in plan.rows),

@@ -26,7 +26,13 @@ from memory_assets.core.capture.daily_log import list_logs, read_daily_log
 from memory_assets.core.durable import append_durable, file_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.indexer import FileResult, Indexer
-from memory_assets.core.knowledge.tombstones import Tombstones, claim_core, read_tombstones, tombstone_line
+from memory_assets.core.knowledge.tombstones import (
+    RECONCILE,
+    Tombstones,
+    claim_core,
+    read_tombstones,
+    tombstone_line,
+)
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import CORE_FILES, IndexKey
@@ -103,7 +109,7 @@ def retire_texts(
             result.already.append(text)
             continue
         known.add(norm)
-        lines.append(tombstone_line(text, claims=pages))
+        lines.append(tombstone_line(text, claims=pages, by=None if pages else RECONCILE))
         result.tombstoned.append(text)
     if lines:  # one durable append for the lot
         append_durable(settings.tombstones_path, "".join(lines))

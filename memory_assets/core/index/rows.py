@@ -1,7 +1,7 @@
 """What the index should hold for one source file: a pure function of the markdown.
 
-``plan_archive`` / ``plan_page`` / ``plan_core_file`` turn a file (plus the tombstones, the
-watermark and today's date) into ``IndexRow`` objects with deterministic ids. The indexer diffs
+``plan_archive`` / ``plan_page`` / ``plan_core_file`` turn a file (plus the tombstones, the fold
+ledger and today's date) into ``IndexRow`` objects with deterministic ids. The indexer diffs
 these against the table; the sensors digest them to decide whether anything needs a run. Both
 therefore agree, by construction, on what "changed" means.
 
@@ -26,6 +26,7 @@ from memory_assets.core.knowledge.chunking import (
     parse_page,
     split_memory_md,
 )
+from memory_assets.core.knowledge.folds import FileFolds
 from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, chunk_importance
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.tombstones import Tombstones
@@ -83,7 +84,7 @@ class FilePlan:
     skipped_lines: int = 0
     tombstoned: int = 0
     exists: bool = True
-    below_watermark: bool = False
+    folded: int = 0  # fact lines a vault page holds (the fold ledger says so): no rows for them
     unreadable: bool = False  # the file is there but could not be read: its rows stay as they are
 
     def digest(self) -> str:
@@ -136,13 +137,11 @@ def legacy_fact_date(tags: tuple[str, ...] | list[str]) -> date | None:
     return None
 
 
-def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date | None) -> FilePlan:
-    """Rows for one daily log: one per fact, minus tombstoned ones; none at or below the watermark."""
+def plan_archive(path: Path, day: date, tombstones: Tombstones, folds: FileFolds | None) -> FilePlan:
+    """Rows for one daily log: one per fact, minus tombstoned ones and the lines the fold ledger
+    says a vault page holds (design §5.9: consolidated means folded, line by line)."""
     filename = f"{day.isoformat()}.md"
     plan = FilePlan("archive", filename, ARCHIVE)
-    if watermark is not None and day <= watermark:
-        plan.below_watermark = True
-        return plan
     if not path.is_file():
         plan.exists = False
         return plan
@@ -153,6 +152,9 @@ def plan_archive(path: Path, day: date, tombstones: Tombstones, watermark: date 
     plan.warnings, plan.skipped_lines = parsed.warnings, parsed.skipped_lines
     facts = [f for f in parsed.facts if not tombstones.hides(f.content)]
     plan.tombstoned = len(parsed.facts) - len(facts)
+    if folds is not None:
+        kept = [f for f in facts if not folds.folded(f.line)]
+        plan.folded, facts = len(facts) - len(kept), kept
     ids = _occurrence_ids(ARCHIVE, filename, [f.content for f in facts])
     for fact, row_id in zip(facts, ids, strict=True):
         original = legacy_fact_date(fact.tags)

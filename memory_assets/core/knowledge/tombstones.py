@@ -7,7 +7,10 @@ true}``: such a tombstone also hides a vault claim whose text is the same once i
 ``(confirmed Nx, last D)`` marker are set aside, so forgetting a fact reaches the page that holds
 it, however often it is confirmed later. The reconcile's tombstones are plain: retiring a log line
 the dream folded must never hide the claim that now holds it. Readers that do not know ``claims``
-(the assistant's) see a plain tombstone, as before. History is never rewritten: a tombstone hides the
+(the assistant's) see a plain tombstone, as before. The reconcile's tombstones also carry
+``"by": "reconcile"``: a line such a tombstone hides must be held by a vault page (the reconcile
+tombstones nothing else), while any other tombstone is a person's (``forget``, or the assistant's
+delete route), which ``facts_accounted_for`` accepts as the reason a fact left. History is never rewritten: a tombstone hides the
 derived row, and every tombstone write must be paired with an explicit reindex of the days and
 files that hold the text (appending here changes no log's mtime or content).
 """
@@ -37,6 +40,15 @@ class Tombstones:
     contents: frozenset[str] = frozenset()
     claims: frozenset[str] = frozenset()  # forgotten facts, matched against claims' cores too
     warnings: list[str] = field(default_factory=list)
+    # Contents tombstoned only by the reconcile (a page holds them); every other content is a person's.
+    retired: frozenset[str] = frozenset()
+
+    def by_person(self, text: str) -> bool:
+        """Whether a person's tombstone (not only the reconcile's) hides this text."""
+        norm = normalise(text)
+        if norm in self.contents and norm not in self.retired:
+            return True
+        return bool(self.claims) and claim_core(text) in self.claims
 
     def __contains__(self, text: str) -> bool:
         return self.hides(text)
@@ -55,11 +67,12 @@ def read_tombstones(path: Path) -> Tombstones:
     ft = read_text(path)
     found: set[str] = set()
     claims: set[str] = set()
+    person: set[str] = set()
     warnings = list(ft.warnings)
     for number, line in enumerate(ft.text.splitlines(), start=1):
         if not line.strip():
             continue
-        content, claim, problem = _parse(line)
+        content, claim, problem, by = _parse(line)
         if content is None:
             warnings.append(
                 f"{path} line {number}: not a tombstone ({problem}); expected a JSON object like "
@@ -67,35 +80,44 @@ def read_tombstones(path: Path) -> Tombstones:
             )
             continue
         found.add(normalise(content))
+        if by != RECONCILE:
+            person.add(normalise(content))
         if claim:
             claims.add(claim_core(content))
-    return Tombstones(frozenset(found), frozenset(claims), warnings)
+    return Tombstones(frozenset(found), frozenset(claims), warnings, frozenset(found - person))
 
 
 _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
-def _parse(line: str) -> tuple[str | None, bool, str]:
-    """A tombstone line's content and ``claims`` flag, or None and what is wrong, in plain words."""
+def _parse(line: str) -> tuple[str | None, bool, str, str | None]:
+    """A tombstone line's content, ``claims`` flag and ``by``, or None and what is wrong, in plain words."""
     try:
         value = json.loads(line)
     except ValueError:
-        return None, False, "not valid JSON"
+        return None, False, "not valid JSON", None
     if not isinstance(value, dict):
-        return None, False, f"{_JSON_KINDS.get(type(value), 'null')}, not an object"
+        return None, False, f"{_JSON_KINDS.get(type(value), 'null')}, not an object", None
     if not isinstance(value.get("content"), str):
-        return None, False, 'no "content" string'
-    return value["content"], value.get("claims") is True, ""
+        return None, False, 'no "content" string', None
+    by = value.get("by") if isinstance(value.get("by"), str) else None
+    return value["content"], value.get("claims") is True, "", by
 
 
-def tombstone_line(content: str, claims: bool = False) -> str:
-    """One tombstone line for ``content`` (normalised); ``claims``: a forgotten fact (see above)."""
+RECONCILE = "reconcile"
+
+
+def tombstone_line(content: str, claims: bool = False, by: str | None = None) -> str:
+    """One tombstone line for ``content`` (normalised); ``claims``: a forgotten fact; ``by``: the
+    reconcile's retirement of a folded line (see above)."""
     value = normalise(content)
     if not value:
         raise ValueError("cannot tombstone empty content")
     entry: dict[str, object] = {"content": value}
     if claims:
         entry["claims"] = True
+    if by:
+        entry["by"] = by
     return json.dumps(entry, ensure_ascii=False) + "\n"
 
 

@@ -29,6 +29,7 @@ from memory_assets.core.knowledge.chunking import (
     OLD_GENERATOR_FOOTER,
     OLD_GENERATOR_HEADER,
 )
+from memory_assets.core.knowledge.folds import ensure_ledger
 from memory_assets.core.knowledge.memory_md import read_zones, sanitize_generated
 from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.legacy.find import (
@@ -173,6 +174,7 @@ def export(settings: Settings, table_uri: str | None = None, today: date | None 
         found = find_legacy(settings, table_uri)
         check = check_recorded(settings, found.everything)
         watermark = read_watermark(settings.log_md)
+        ensure_ledger(settings)  # lines appended to past days are pending, never taken as folded
         result = ExportResult(
             found=len(found.rows),
             blocks=len(found.blocks),

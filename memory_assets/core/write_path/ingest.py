@@ -37,6 +37,7 @@ from memory_assets.core.durable import append_durable, file_lock, named_lock, wr
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.knowledge.folds import ensure_ledger_before_append
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
@@ -267,6 +268,7 @@ def ingest_transcripts(
     with named_lock(f"write-path-ingest:{settings.home}"):
         state = _load(state_path)
         pending_day = (state.get("pending") or {}).get("log")
+        ensure_ledger_before_append(settings)
         result.recovered = _recover(settings, state)
         if result.recovered and pending_day:
             # The interrupted turn's day is reindexed before the next turn recalls known facts,

@@ -34,6 +34,7 @@ from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retrieval import keyword_search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
+from memory_assets.core.knowledge.folds import ensure_ledger_before_append
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
 from memory_assets.core.text import clean_text
@@ -212,6 +213,7 @@ def plan_turn(
 
 def apply_plan(plan: TurnPlan, settings: Settings) -> Path | None:
     """(d): append the block to its day's log and the confirmations to their file, durably."""
+    ensure_ledger_before_append(settings)
     path = append_block(settings.archive_dir, plan.block) if plan.block is not None else None
     append_confirmations(settings.confirmations_path, plan.confirmations)
     return path
