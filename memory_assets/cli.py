@@ -17,9 +17,13 @@ Commands:
     dedup-report              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
                               stored embeddings) and the on-disk backlog; writes pairs.parquet,
                               clusters.parquet and report.json beside the index
-    check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, ids
-                              unique, nothing tombstoned indexed, table bounded, sampled rows found
-                              by search, no legacy row recorded nowhere else); exit 1 on a failure
+    check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, every
+                              fact accounted for, ids unique, nothing tombstoned indexed, table
+                              bounded, sampled rows found by search); exit 1 on a failure
+    restore-stranded [--dry-run]
+                              make every stranded fact findable again: folded lines no page holds
+                              return to the index (and the dream), the reconcile's tombstones over
+                              them are lifted, missing rows are written
     memory-md show|edit       MEMORY.md's zones; edit [--who ID] (--text TEXT | --file PATH) makes the
                               manual zone the given text under a `verified: human:<id>` stamp
     write-turn --user TEXT    one conversation turn through the write path ([--assistant TEXT]
@@ -346,6 +350,12 @@ def cmd_reconcile(args: argparse.Namespace) -> dict[str, Any]:
     return reconcile(home.settings, home.indexer).to_dict()
 
 
+def cmd_restore_stranded(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.ops.restore import restore_stranded
+
+    return restore_stranded(_home(args).indexer, dry_run=args.dry_run).to_dict()
+
+
 def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.reconcile import forget
 
@@ -597,6 +607,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_dream)
     command("reconcile", "retire what the dream folded, sweep, optimize").set_defaults(func=cmd_reconcile)
+    p = command("restore-stranded", "make every stranded fact findable again (what `check` names)")
+    p.add_argument("--dry-run", action="store_true", help="report what it would do; write nothing")
+    p.set_defaults(func=cmd_restore_stranded)
     p = command("forget", "a tombstone plus a reindex of every file that holds the text")
     p.add_argument("text", nargs="?", help="the text to forget (matched whole, case and spacing aside)")
     p.add_argument("--id", help="forget the content of this row (ids are in `search --json`)")

@@ -28,9 +28,18 @@ DAYS = [date(2026, 11, 20) + timedelta(days=n) for n in range(4)]
 FOLDED = [f"Folded fact number {n}, now held by a vault page" for n in range(6)]
 
 
+def hold_in_page(settings: Settings, *texts: str) -> None:
+    """A vault page holding ``texts``, as the dream writes them before it hands them off (the
+    reconcile retires only facts a page holds)."""
+    page = settings.notebook_dir / "3_Personal" / "Preferences.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Preferences\n---\n\n## Key Facts\n\n" + "".join(f"- {t}\n" for t in texts))
+
+
 def build(settings: Settings, embedder: Embedder) -> None:
-    """Four days of logs (each folded fact on two of them), indexed; a hand-off naming the folded
-    facts, plus one line too short and one no log holds."""
+    """Four days of logs (each folded fact on two of them), indexed; a page holding the folded
+    facts; a hand-off naming them, plus one line too short and one no log holds."""
+    hold_in_page(settings, *FOLDED, "A fact that no daily log has ever held")
     for i, day in enumerate(DAYS):
         texts = [FOLDED[(i + k) % len(FOLDED)] for k in range(3)] + [
             f"Unfolded fact of {day}, which stays indexed"
@@ -73,10 +82,27 @@ def test_reconcile_retires_the_hand_off_and_reports_what_it_refused(
     assert result.unmatched == ["A fact that no daily log has ever held"]
     assert sorted(result.days_reindexed) == [d.isoformat() for d in DAYS]
     assert settings.superseded_path.read_text() == ""
-    contents = [c for _, c in rows(settings.index_uri)]
-    assert sorted(contents) == sorted(f"Unfolded fact of {d}, which stays indexed" for d in DAYS)
+    logs = [c for _, c, kind in MemoryStore(settings.index_uri).contents() if kind == "archive_log"]
+    assert sorted(logs) == sorted(f"Unfolded fact of {d}, which stays indexed" for d in DAYS)
     again = reconcile(settings, Indexer(settings, embedder=embedder))
     assert again.handoff_lines == 0 and again.retired == 0
+
+
+def test_a_hand_off_line_no_page_holds_is_never_retired(settings: Settings, embedder: Embedder) -> None:
+    """D8: a bad model's or a hand-edited hand-off naming a live fact no page holds tombstones
+    nothing; the fact stays searchable, and so does a later restatement of it."""
+    live = "Taru batorkel tormiro ludrana draphpe is the name of the boat"
+    write_facts(settings, DAYS[0], live)
+    indexer = Indexer(settings, embedder=embedder)
+    indexer.sweep()
+    settings.superseded_path.write_text(f"{live}\n")
+    result = reconcile(settings, indexer)
+    assert result.retired == 0 and result.not_held == [live]
+    assert any("no vault page holds" in w for w in result.warnings)
+    assert not settings.tombstones_path.exists() or live.lower() not in settings.tombstones_path.read_text()
+    assert settings.superseded_path.read_text() == ""  # reported and dropped, never retried blindly
+    hits = search(indexer.store, live, embedder=embedder, settings=settings, log_recall=False)
+    assert hits and hits[0].content == live
 
 
 CRASH_POINTS = [

@@ -6,6 +6,8 @@ metadata, and ``details`` (the rows of a table, which the Dagster checks render 
 
 * ``logs_append_only``: no daily log's earlier lines changed (the ledger, ``capture/ledger.py``).
 * ``rows_match_logs``: every daily log's ``archive_log`` rows are exactly its planned rows.
+* ``facts_accounted_for`` (``facts_accounted.py``): every fact line is indexed, folded into a page
+  that holds it, or forgotten by a person: none is stranded.
 * ``ids_unique``: no id is stored twice.
 * ``no_tombstoned_content``: no row's normalised content is tombstoned.
 * ``table_bounded``: fragments and versions stay within the store's bounds.
@@ -26,6 +28,7 @@ from datetime import timedelta
 
 import numpy as np
 
+from memory_assets.core.audit.facts_accounted import facts_accounted_for
 from memory_assets.core.capture.ledger import (
     LedgerVersionError,
     LogChange,
@@ -174,7 +177,7 @@ def ids_unique(store: MemoryStore) -> CheckOutcome:
 
 def rows_match_logs(settings: Settings, store: MemoryStore) -> CheckOutcome:
     """For every daily log, and every archive file the table still holds, the stored
-    ``archive_log`` ids equal the planned ids (facts minus tombstones, none at or below the watermark)."""
+    ``archive_log`` ids equal the planned ids (facts minus tombstones and the lines folded into pages)."""
     name = "rows_match_logs"
     try:
         store.require_current(f"the {name} check")
@@ -216,8 +219,8 @@ def rows_match_logs(settings: Settings, store: MemoryStore) -> CheckOutcome:
         why = ""
         if not plan.exists:
             why = " (the log no longer exists)"
-        elif plan.below_watermark:
-            why = " (the day is at or below the watermark, so it should have no rows)"
+        elif plan.folded:
+            why = f" ({plan.folded} of its fact line(s) are folded into vault pages, so they should have no rows)"
         problems.append(
             f"{day} (archive/{plan.filename}): {len(missing)} planned row(s) missing from the index, "
             f"{len(unexpected)} unexpected{why}; {REINDEX_FULL} (or materialise archive_index for {day})"
@@ -517,6 +520,7 @@ def run_all(settings: Settings, store: MemoryStore, embedder: TextEmbedder) -> l
     checks: list[tuple[str, Callable[[], CheckOutcome]]] = [
         ("logs_append_only", lambda: logs_append_only(settings)),
         ("rows_match_logs", lambda: rows_match_logs(settings, store)),
+        ("facts_accounted_for", lambda: facts_accounted_for(settings, store)),
         ("ids_unique", lambda: ids_unique(store)),
         ("no_tombstoned_content", lambda: no_tombstoned_content(settings, store)),
         ("table_bounded", lambda: table_bounded(store, retention_days=settings.version_retention_days)),

@@ -42,6 +42,7 @@ class Decision:
     pending: list[date] = field(default_factory=list)
     facts_pending: int = 0
     watermark: date | None = None
+    warnings: list[str] = field(default_factory=list)
 
     retrying_skipped: bool = False  # the batch holds only days an earlier skip left unconsolidated
 
@@ -64,14 +65,26 @@ class Decision:
         }
 
 
-def pending_days(settings: Settings, folds: Folds, today: date) -> dict[date, int]:
+def pending_days(
+    settings: Settings, folds: Folds, today: date, warnings: list[str] | None = None
+) -> dict[date, int]:
     """The days before ``today`` with pending fact lines, and how many each holds (oldest first).
-    Reads only each log's unread tail; an unreadable log has none (the indexer warns about it)."""
+    Reads only each log's unread tail. A log that cannot be read is not pending (its lines stay
+    indexed, and the dream takes them once it can read it); ``warnings`` names it and the fix."""
     found: dict[date, int] = {}
     for day, path in list_logs(settings.archive_dir):
         if day >= today:
             continue
-        count = unread_fact_lines(path, folds.of(path.name))
+        try:
+            count = unread_fact_lines(path, folds.of(path.name))
+        except OSError as exc:
+            if warnings is not None:
+                warnings.append(
+                    f"archive/{path.name}: cannot be read ({exc.strerror or exc}); the dream leaves it "
+                    "for a later run (its facts stay in the index). Fix: make the file readable by the "
+                    "user running memory-assets."
+                )
+            continue
         if count:
             found[day] = count
     return found
@@ -86,13 +99,31 @@ def decide(
     lint_only: bool = False,
 ) -> Decision:
     """What the dream should do now. ``force`` skips the time and fact gates (not retry-then-skip);
+    ``lint_only`` asks for a lint whatever is pending (still only when one is due, unless forced).
+    ``Decision.warnings`` names the logs that could not be read."""
+    warnings: list[str] = []
+    decision = _decide(settings, state, now=now, force=force, lint_only=lint_only, warnings=warnings)
+    decision.warnings = warnings
+    return decision
+
+
+def _decide(
+    settings: Settings,
+    state: DreamState,
+    *,
+    now: datetime | None = None,
+    force: bool = False,
+    lint_only: bool = False,
+    warnings: list[str],
+) -> Decision:
+    """What the dream should do now. ``force`` skips the time and fact gates (not retry-then-skip);
     ``lint_only`` asks for a lint whatever is pending (still only when one is due, unless forced)."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     today = now.date()
     logs = list_logs(settings.archive_dir)
     # A watermark dated today or later, or after every log, is refused (WatermarkError).
     watermark = read_watermark(settings.log_md, today, logs[-1][0] if logs else None)
-    counts = pending_days(settings, load_folds(settings), today)
+    counts = pending_days(settings, load_folds(settings), today, warnings)
     left = state.unconsolidated_days()
     fresh = [d for d in sorted(counts) if d not in left]
     skipped = [d for d in sorted(counts) if d in left]

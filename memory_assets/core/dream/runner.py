@@ -122,7 +122,10 @@ def _tick(
         save_dream_state(settings.dream_state_path, state)  # the rebuilt state replaces the unreadable one
     decision = decide(settings, state, now=now, force=force, lint_only=lint_only)
     result = DreamResult(
-        decision.kind, decision.reason, days=[d.isoformat() for d in decision.days], warnings=warnings
+        decision.kind,
+        decision.reason,
+        days=[d.isoformat() for d in decision.days],
+        warnings=warnings + decision.warnings,
     )
     if decision.kind == IDLE:
         result.watermark = decision.watermark.isoformat() if decision.watermark else None

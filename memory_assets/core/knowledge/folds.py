@@ -277,16 +277,13 @@ def read_complete_lines(path: Path) -> LogPrefix:
 
 def unread_fact_lines(path: Path, file: FileFolds) -> int:
     """Fact lines of ``path`` a dream has not read (after ``read_bytes``), plus lines handed back
-    as pending: cheap, it reads only the log's unread tail."""
+    as pending: cheap, it reads only the log's unread tail. ``OSError`` when it cannot be read."""
     extra = len(file.explicit_pending())
     if file.read_bytes >= WHOLE:
         return extra
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(file.read_bytes)
-            tail = fh.read()
-    except OSError:
-        return extra
+    with open(path, "rb") as fh:
+        fh.seek(file.read_bytes)
+        tail = fh.read()
     end = tail.rfind(b"\n") + 1
     return extra + sum(1 for line in tail[:end].split(b"\n") if _FACT_LINE.match(line))
 

@@ -60,7 +60,7 @@ def day_rows_check(indexer: Indexer, day: date, result: FileResult) -> dg.AssetC
             "stored_rows": len(stored),
             "missing": len(missing),
             "unexpected": len(extra),
-            "below_watermark": result.below_watermark,
+            "folded": result.folded,
         },
         description=ROWS_MATCH_LOG
         if not missing and not extra
@@ -81,7 +81,7 @@ def _file_metadata(result: FileResult) -> dict[str, object]:
         "tombstoned": result.tombstoned,
         "repaired_duplicates": result.repaired,
         "skipped_lines": result.skipped_lines,
-        "below_watermark": result.below_watermark,
+        "folded": result.folded,
         "fallback_full_replace": result.fallback,
         "seconds": round(result.seconds, 4),
     }

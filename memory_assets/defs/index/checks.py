@@ -8,6 +8,7 @@ from typing import Any
 import dagster as dg
 
 from memory_assets.core.audit import checks as core
+from memory_assets.core.audit import facts_accounted as accounted
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.defs.index.assets import archival_memories
@@ -69,12 +70,24 @@ def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 @dg.asset_check(
     asset=archival_memories,
     description="For every daily log (and every archive file the table still holds), the stored "
-    "archive_log rows are exactly the planned ones: parsed facts minus tombstones, none at or below "
-    "the watermark. Fix: `memory-assets reindex --full`, or materialise archive_index for the day.",
+    "archive_log rows are exactly the planned ones: parsed facts minus tombstones and the lines "
+    "folded into vault pages. Fix: `memory-assets reindex --full`, or materialise archive_index for the day.",
 )
 def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
     return check_result(core.rows_match_logs(home.settings, home.store), "days")
+
+
+@dg.asset_check(
+    asset=archival_memories,
+    description="No written fact is stranded: every fact line of every daily log is indexed, folded "
+    "into a vault page that holds it (the fold ledger names the page), or forgotten by a person. "
+    "Each stranded line is named with how it got there. Fix: `memory-assets restore-stranded` "
+    "(or `memory-assets reindex` for a missing row).",
+)
+def facts_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+    home = memory.open()
+    return check_result(accounted.facts_accounted_for(home.settings, home.store), "stranded")
 
 
 @dg.asset_check(
@@ -125,6 +138,7 @@ def search_finds_rows(memory: MemoryHomeResource, embedder: EmbedderResource) ->
 INDEX_CHECKS = [
     ids_unique,
     rows_match_logs,
+    facts_accounted_for,
     no_tombstoned_content,
     table_bounded,
     search_finds_rows,

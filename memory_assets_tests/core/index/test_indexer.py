@@ -71,7 +71,11 @@ def test_tombstone_and_reindex_removes_that_row_and_only_it(settings: Settings, 
     assert contents(indexer.store).count(FACTS[0]) == 2
 
 
-def test_logs_at_or_below_the_watermark_leave_the_index(settings: Settings, indexer: Indexer) -> None:
+def test_a_home_without_a_fold_ledger_drops_the_logs_at_or_below_its_watermark(
+    settings: Settings, indexer: Indexer
+) -> None:
+    """A home of an older version (no ``folds.jsonl``) is read as its watermark says: what older
+    versions consolidated, whole days at a time, stays out of the index."""
     write_facts(settings, date(2026, 11, 18), FACTS[0])
     write_facts(settings, date(2026, 11, 19), FACTS[1])
     write_facts(settings, DAY, FACTS[2])
@@ -81,7 +85,8 @@ def test_logs_at_or_below_the_watermark_leave_the_index(settings: Settings, inde
     assert result.deleted == 2
     assert contents(indexer.store) == [FACTS[2]]
     plan = indexer.plan_day(date(2026, 11, 19))
-    assert plan.below_watermark and plan.rows == []
+    assert plan.folded == 1 and plan.rows == []
+    assert not settings.folds_path.exists()  # reading never writes the ledger
 
 
 def test_deleted_page_rows_disappear_and_page_edits_diff(settings: Settings, indexer: Indexer) -> None:

@@ -190,7 +190,7 @@ def test_the_from_tag_sets_a_legacy_facts_date_and_nothing_else(settings: Settin
     ]
     path = append_facts(settings.archive_dir, "legacy", facts, at(TODAY))
     assert path is not None
-    plan = plan_archive(path, TODAY, Tombstones(), WATERMARK)
+    plan = plan_archive(path, TODAY, Tombstones(), None)
     dates = {r.content: (r.source_date, r.fact_date) for r in plan.rows}
     today = TODAY.isoformat()
     assert dates == {
