@@ -58,6 +58,7 @@ def test_every_check_passes_on_a_healthy_home(settings: Settings, indexer: Index
     assert list(outcomes) == [
         "logs_append_only",
         "rows_match_logs",
+        "facts_accounted_for",
         "ids_unique",
         "no_tombstoned_content",
         "table_bounded",
@@ -65,6 +66,7 @@ def test_every_check_passes_on_a_healthy_home(settings: Settings, indexer: Index
     ]
     assert all(o.passed and not o.problems for o in outcomes.values()), outcomes
     assert outcomes["rows_match_logs"].metadata["planned_rows"] == 3
+    assert outcomes["facts_accounted_for"].metadata["indexed"] == 3
     assert outcomes["rows_match_logs"].metadata["logs"] == 2
     assert outcomes["ids_unique"].metadata["rows"] == 5
     assert outcomes["logs_append_only"].metadata["new_logs"] == 2
@@ -215,7 +217,7 @@ def test_cli_check_exits_0_when_healthy_and_1_naming_the_failing_day(
     home = str(settings.home)
     assert main(["--home", home, "check"]) == 0
     out = capsys.readouterr().out
-    assert out.count("passed") == 7 and "FAILED" not in out  # the six checks and the legacy one
+    assert out.count("passed") == 8 and "FAILED" not in out  # the seven checks and the legacy one
     assert "passed  legacy_rows_recorded_nowhere_else: no legacy rows" in out
 
     indexer.store.table().delete("content = 'Keeps bees on the roof of the flat'")
@@ -226,8 +228,12 @@ def test_cli_check_exits_0_when_healthy_and_1_naming_the_failing_day(
     assert main(["--home", home, "--json", "check"]) == 1
     outcomes = json.loads(capsys.readouterr().out)
     failed = [o for o in outcomes if not o["passed"]]
-    assert [o["name"] for o in failed] == ["rows_match_logs"]
+    assert [o["name"] for o in failed] == ["rows_match_logs", "facts_accounted_for"]
     assert failed[0]["metadata"]["missing_rows"] == 1 and NEXT.isoformat() in failed[0]["problems"][0]
+    # The fact is on disk and in no row: stranded, named with its line and the fix.
+    assert failed[1]["metadata"]["stranded_not_indexed"] == 1
+    assert f"archive/{NEXT.isoformat()}.md line " in failed[1]["problems"][0]
+    assert "`memory-assets reindex`" in failed[1]["problems"][0]
 
 
 def test_cli_check_accepts_an_intended_log_edit(
