@@ -13,7 +13,9 @@ Failpoints in the code (grep ``failpoint(``): ``index.planned`` (a file's plan m
 lock), ``index.locked`` (the lock held and the plan re-made, before embedding),
 ``index.embedded`` (vectors computed, nothing written), ``index.deleted`` (the delete
 committed, the add not yet), ``write_path.intent`` (a transcript turn's bytes recorded as pending,
-not yet appended), ``write_path.appended`` (appended, the session's offset not yet moved).
+not yet appended), ``write_path.appended`` (appended, the session's offset not yet moved),
+``dream.consolidated`` (a dream run's pages written, nothing committed), ``dream.committed`` (its
+commit in the fold ledger, the follow-up not yet run).
 """
 
 import os

@@ -10,7 +10,8 @@ the page of its category and is compared with each claim there:
   plus a new specific) replaces the bullet's text and keeps the count (+1 for this mention);
 * **supersede**: a contradiction (the same slot with another value, or a reversed polarity, or the
   same words with conflicting specifics) replaces the claim, resets the count to 1 and keeps a
-  ``previously:`` line. A reversal never counts as a confirmation;
+  ``previously:`` line (every earlier value, however long the chain: history is never dropped).
+  A reversal never counts as a confirmation;
 * **add**: anything else becomes a new bullet.
 
 How a fact is compared with a claim is ``knowledge/claims.py`` (``analyse``, ``relate``,
@@ -88,7 +89,6 @@ from memory_assets.core.knowledge.claims import (
 from memory_assets.core.knowledge.confirmations import Confirmation
 from memory_assets.core.knowledge.importance import default_stale_after
 from memory_assets.core.knowledge.personal_pages import (
-    MAX_PREVIOUS,
     MAX_SOURCES,
     PERSONAL_DIR,
     Claim,
@@ -327,7 +327,8 @@ def _apply(state: PageState, found: tuple[int, Relation] | None, mention: Mentio
             claim.count += 1
             claim.last = max(claim.last or day, day)
         else:  # supersede
-            previously = [Previous(claim.text, day), *claim.previously][:MAX_PREVIOUS]
+            # Every earlier value is kept: a dropped one would leave its log line held by no page.
+            previously = [Previous(claim.text, day), *claim.previously]
             claims[found[0]] = Claim(text, 1, None, previously, claim.extra)
     if outcome in (CONFIRM, SHARPEN):
         state.confirmed = True

@@ -198,6 +198,7 @@ def _ingest(
         outcome = consolidator.consolidate(settings, batch)
     except Exception as exc:  # counted; the watermark stays
         result.error = f"{type(exc).__name__}: {exc}"[:500]
+    failpoint("dream.consolidated")
     verdict: Verdict | None = None
     if outcome is not None and batch is not None:
         snapshot = content_snapshot(settings)

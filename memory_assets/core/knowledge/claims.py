@@ -31,7 +31,10 @@ How a statement is compared with a claim, in order (the first rule that applies 
 3. **Words**: key words (folded, crudely stemmed, stop words and specifics left out) and the
    specifics above. Same key words: no new specific -> confirm, new specifics only -> sharpen, new
    and lost specifics -> supersede (the fallback for slots the table does not know: "Wakes up at
-   6 AM" then "... at 7 AM", "Uses Python 3.11" then "... 3.12"). A strict superset of the claim's
+   6 AM" then "... at 7 AM", "Uses Python 3.11" then "... 3.12"), except when the numbers that
+   differ name *which* thing it is rather than a value of it ("fact number 00" and "fact number
+   01", "ticket #12" and "ticket #13": ``identifiers``), which are two claims; a number after a
+   copula ("the locker is number 3") is a value and still supersedes. A strict superset of the claim's
    key words (same leading word, at least half shared) -> sharpen, or supersede when it also drops
    a specific; a strict subset -> confirm (the less informative restatement never replaces the
    better claim). A near-identical text (similarity >= 0.97, the write path's confirmation band)
@@ -278,6 +281,21 @@ class SlotValue:
     partner: tuple[str, str | None] | None = None  # (status, name) for the partner slot
 
 
+# A number that names which thing a claim is about ("fact number 00", "ticket #12", "room no. 4"),
+# unless a copula makes it the claim's value ("the locker is number 3").
+_IDENTIFIER = re.compile(r"(?<![\w'])(?:number|no\.|nr\.?|#)\s*(\d+)\b", re.IGNORECASE)
+_COPULA_BEFORE = re.compile(r"\b(?:is|are|was|were|now|becomes|became|be)\s*$", re.IGNORECASE)
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The identifying numbers of a claim (see above), without leading zeros."""
+    found = set()
+    for m in _IDENTIFIER.finditer(text):
+        if not _COPULA_BEFORE.search(text[: m.start()]):
+            found.add(str(int(m.group(1))))
+    return frozenset(found)
+
+
 @dataclass(frozen=True)
 class Form:
     """What the rules compare of one claim text."""
@@ -289,6 +307,7 @@ class Form:
     negative: bool
     specifics: Counter[str]
     slot: SlotValue | None
+    ids: frozenset[str] = frozenset()  # identifying numbers (``identifiers``)
 
 
 def strip_subject(text: str) -> str:
@@ -362,6 +381,7 @@ def analyse(text: str) -> Form:
         negative=negative,
         specifics=specifics(subjectless),
         slot=_slot(subjectless),
+        ids=identifiers(subjectless),
     )
 
 
@@ -406,7 +426,9 @@ def relate(new: Form, old: Form) -> Relation | None:
             if small <= large and len(small) / len(large) >= POLARITY_SHARED:
                 return Relation(SUPERSEDE, POLARITY_TIER, score, "reversed polarity")
         return None
-    # 3. Words and specifics.
+    # 3. Words and specifics. Two differently numbered things are two claims.
+    if new.ids and old.ids and new.ids != old.ids:
+        return None
     added = bool(new.specifics - old.specifics)
     lost = bool(old.specifics - new.specifics)
     same_head = bool(new.key and old.key and new.key[0] == old.key[0])

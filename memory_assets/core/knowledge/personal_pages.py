@@ -77,7 +77,6 @@ def list_personal_pages(settings: Settings) -> list[str]:
 KEY_FACTS = "Key Facts"
 KEY_FACTS_HEADING = f"## {KEY_FACTS}"
 MAX_SOURCES = 30  # provenance entries a page keeps (the most recent)
-MAX_PREVIOUS = 5  # earlier values a superseded claim keeps (the most recent)
 
 _FM_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
