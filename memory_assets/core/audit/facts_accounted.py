@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from memory_assets.core.capture.daily_log import list_logs, read_daily_log
 from memory_assets.core.index.rows import plan_archive
 from memory_assets.core.index.store import LegacyTableError, MemoryStore, quote
-from memory_assets.core.knowledge.folds import Folds, load_folds
+from memory_assets.core.knowledge.folds import Folds, LineState, load_folds
 from memory_assets.core.knowledge.page_index import PageIndex
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.knowledge.watermark import WatermarkError, read_watermark
@@ -52,6 +52,7 @@ class Stranded:
     content: str
     why: str  # one of the three kinds above
     how: str  # what the ledger knows of how it got there
+    retired: bool = False  # a reconcile tombstone hides it too
 
     def problem(self) -> str:
         fix = REINDEX if self.why == NOT_INDEXED else RESTORE
@@ -66,6 +67,24 @@ class Accounting:
     stranded: list[Stranded] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # what is wrong besides stranded lines
+
+
+def _stranded(
+    name: str, line: int, content: str, state: LineState, retired: bool, folded: bool
+) -> "Stranded":
+    """A folded or retired line no page holds, with what the ledger and the tombstones tell of it."""
+    if folded and state.page:
+        how = (
+            f"dream run {state.run} folded it into notebook/{state.page} on {(state.at or '?')[:10]}, but no "
+            "vault page holds it now (the page was edited, overwritten or deleted)"
+        )
+    elif folded:
+        how = "it was consolidated before the fold ledger existed (at or below the watermark), but no vault page holds it"
+    else:
+        how = "the reconcile retired it (a tombstone hides it), but no vault page holds it"
+    if folded and retired:
+        how += ", and the reconcile's tombstone hides it"
+    return Stranded(name, line, content, FOLDED_NOT_HELD if folded else RETIRED_NOT_HELD, how, retired)
 
 
 def _archive_ids(store: MemoryStore) -> set[str] | None:
@@ -104,38 +123,18 @@ def account(settings: Settings, store: MemoryStore) -> Accounting:
             continue
         planned = {row.chunk_index: row.id for row in plan_archive(path, day, tombs, file).rows}
         for fact in parsed.facts:
-            if tombs.hides(fact.content):
-                if tombs.by_person(fact.content):
-                    out.forgotten += 1
-                elif pages.holder(fact.content) is not None:
-                    out.folded += 1
-                else:
-                    out.stranded.append(
-                        Stranded(
-                            path.name,
-                            fact.line,
-                            fact.content,
-                            RETIRED_NOT_HELD,
-                            "the reconcile retired it (a tombstone hides it), but no vault page holds it",
-                        )
-                    )
+            if tombs.by_person(fact.content):
+                out.forgotten += 1
                 continue
+            retired = tombs.hides(fact.content)  # by the reconcile only: a page must hold it
             state = file.state(fact.line)
-            if file.folded(fact.line):
+            if retired or file.folded(fact.line):
                 if pages.holder(fact.content, prefer=[state.page] if state.page else []) is not None:
                     out.folded += 1
                     continue
-                if state.page:
-                    how = (
-                        f"dream run {state.run} folded it into notebook/{state.page} on {(state.at or '?')[:10]}, "
-                        "but no vault page holds it now (the page was edited, overwritten or deleted)"
-                    )
-                else:
-                    how = (
-                        "it was consolidated before the fold ledger existed (at or below the watermark), but "
-                        "no vault page holds it"
-                    )
-                out.stranded.append(Stranded(path.name, fact.line, fact.content, FOLDED_NOT_HELD, how))
+                out.stranded.append(
+                    _stranded(path.name, fact.line, fact.content, state, retired, file.folded(fact.line))
+                )
                 continue
             row = planned.get(fact.line)
             if ids is not None and row in ids:

@@ -26,7 +26,7 @@ from memory_assets.core.audit.facts_accounted import (
 )
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.knowledge.folds import append_record, ensure_ledger, load_folds
+from memory_assets.core.knowledge.folds import append_record, ensure_ledger
 from memory_assets.core.knowledge.tombstones import RECONCILE
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.text import normalise
@@ -51,7 +51,6 @@ def restore_stranded(indexer: Indexer, *, dry_run: bool = False) -> RestoreResul
     settings = indexer.settings
     accounting = account(settings, indexer.store)
     result = RestoreResult(stranded=len(accounting.stranded), dry_run=dry_run, warnings=accounting.warnings)
-    folds = load_folds(settings)
     unfold: dict[str, set[int]] = defaultdict(set)
     lift: set[str] = set()
     days: set[str] = set()
@@ -59,12 +58,9 @@ def restore_stranded(indexer: Indexer, *, dry_run: bool = False) -> RestoreResul
         days.add(line.file)
         if line.why == FOLDED_NOT_HELD:
             unfold[line.file].add(line.line)
-        elif line.why == RETIRED_NOT_HELD:
+        if line.retired:
             lift.add(normalise(line.content))
-            if folds.of(line.file).folded(line.line):  # once visible it must not count as folded either
-                unfold[line.file].add(line.line)
-        else:
-            assert line.why == NOT_INDEXED
+        assert line.why in (FOLDED_NOT_HELD, RETIRED_NOT_HELD, NOT_INDEXED)
     result.unfolded = {name: sorted(lines) for name, lines in sorted(unfold.items())}
     result.tombstones_lifted = sorted(lift)
     result.reindexed = [str(IndexKey.for_log(name)) for name in sorted(days)]
