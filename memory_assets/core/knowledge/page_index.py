@@ -109,11 +109,11 @@ class PageIndex:
             return None
         preferred = [p for p in prefer if p in self.pages]
         exact = self._exact.get(norm, [])
-        for rel in [*(p for p in preferred if p in exact), *exact]:
-            return Holding(rel, fact, "verbatim")
         for rel in preferred:
-            if norm in normalise(self.pages[rel]):
+            if rel in exact or norm in normalise(self.pages[rel]):
                 return Holding(rel, fact, "verbatim")
+        if exact:
+            return Holding(exact[0], fact, "verbatim")
         form = analyse(fact)
         shared: Counter[int] = Counter()
         for stem in form.keys:
