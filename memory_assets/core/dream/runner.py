@@ -138,6 +138,17 @@ def _tick(
     return _ingest(settings, state, decision, consolidator, now, result)
 
 
+def settle_interrupted(settings: Settings, now: datetime | None = None) -> list[str]:
+    """Step 0 alone, under the dream lock: what any dream tick does first (for tools and tests
+    that need the vault settled without running a dream). ``[]`` when another dream is running."""
+    try:
+        with named_lock(f"dream:{settings.home}", timeout=0.5):
+            ensure_ledger(settings)
+            return _settle_interrupted(settings, (now or datetime.now(UTC)).astimezone(UTC))
+    except LockTimeout:
+        return []
+
+
 def _settle_interrupted(settings: Settings, now: datetime) -> list[str]:
     """Finish or roll back the run a crash interrupted (see step 0); warnings say which."""
     journal = open_journal(settings.dream_journal_path, settings.notebook_dir)
