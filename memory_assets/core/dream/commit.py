@@ -25,13 +25,13 @@ from typing import Any
 from memory_assets.core.capture.daily_log import parse_daily_log
 from memory_assets.core.dream.consolidator import Batch, BatchFact
 from memory_assets.core.dream.journal import DreamJournal
-from memory_assets.core.durable import append_durable, file_lock, write_atomic
+from memory_assets.core.durable import append_durable
+from memory_assets.core.knowledge.confirmations import lines_sha256, remove_first
 from memory_assets.core.knowledge.dream_state import load_dream_state, save_dream_state
 from memory_assets.core.knowledge.folds import (
     FOLDED,
     Folds,
     append_record,
-    lines_sha256,
     read_complete_lines,
 )
 from memory_assets.core.knowledge.page_index import PageIndex, clean_line
@@ -177,7 +177,7 @@ def follow_up(settings: Settings, record: dict[str, Any], now: datetime) -> None
     if texts:
         append_durable(settings.superseded_path, "".join(f"{' '.join(t.split())}\n" for t in texts))
     shown = record.get("confirmations") or {}
-    _remove_shown(settings, int(shown.get("lines") or 0), str(shown.get("sha256") or ""))
+    remove_first(settings.confirmations_path, int(shown.get("lines") or 0), str(shown.get("sha256") or ""))
     state = load_dream_state(settings.dream_state_path, settings.log_md, now=now)
     days = [str(d) for d in record.get("days") or []]
     if days:
@@ -206,16 +206,3 @@ def _texts(settings: Settings, folded: dict[str, dict[str, list[int]]]) -> list[
             if fact.line in wanted[name]:
                 texts.append(fact.content)
     return texts
-
-
-def _remove_shown(settings: Settings, count: int, digest: str) -> None:
-    """Remove the first ``count`` confirmation lines, only while they are the lines the run was
-    shown (so a replay never removes lines the dream has not seen)."""
-    path = settings.confirmations_path
-    if count <= 0 or not path.exists():
-        return
-    with file_lock(path):
-        lines = path.read_bytes().split(b"\n")
-        if lines_sha256(lines[:count]) != digest:
-            return
-        write_atomic(path, b"\n".join(lines[count:]))

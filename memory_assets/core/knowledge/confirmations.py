@@ -7,6 +7,7 @@ afterwards removes exactly those N lines with an atomic rewrite under the same l
 appended meanwhile survive.
 """
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -55,13 +56,25 @@ def read_confirmations(path: Path, limit: int | None = None) -> tuple[list[Confi
     return found, warnings
 
 
-def remove_first(path: Path, count: int) -> None:
-    """Remove exactly the first ``count`` lines (the ones the dream was shown), never more."""
+def lines_sha256(lines: list[bytes]) -> str:
+    """The hash a dream run's commit keeps of the confirmation lines it was shown."""
+    return hashlib.sha256(b"\n".join(lines)).hexdigest()
+
+
+def remove_first(path: Path, count: int, expected_sha256: str | None = None) -> bool:
+    """Remove exactly the first ``count`` lines (the ones the dream was shown), never more; with
+    ``expected_sha256`` (``lines_sha256`` of those lines as read), only while the file still
+    starts with them, so a replayed removal never takes a line the dream has not seen. True when
+    lines were removed."""
     if count <= 0 or not path.exists():
-        return
+        return False
     with file_lock(path):
-        data = path.read_bytes()
-        kept = data.split(b"\n")
+        lines = path.read_bytes().split(b"\n")
+        if (
+            expected_sha256 is not None
+            and hashlib.sha256(b"\n".join(lines[:count])).hexdigest() != expected_sha256
+        ):
+            return False
         # A trailing newline leaves an empty last element: lines are the elements before it.
-        rest = kept[count:]
-        write_atomic(path, b"\n".join(rest))
+        write_atomic(path, b"\n".join(lines[count:]))
+        return True

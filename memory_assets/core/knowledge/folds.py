@@ -36,7 +36,6 @@ warning naming the file, the line and the fix, never fatal.
 """
 
 import contextlib
-import hashlib
 import json
 import re
 import sys
@@ -345,10 +344,6 @@ def append_record(path: Path, record: Mapping[str, Any]) -> None:
     payload = {"v": LEDGER_VERSION, **record}
     payload.setdefault("at", _now())
     append_durable(path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n")
-
-
-def lines_sha256(lines: list[bytes]) -> str:
-    return hashlib.sha256(b"\n".join(lines)).hexdigest()
 
 
 def _now() -> str:
