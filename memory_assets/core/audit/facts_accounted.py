@@ -121,7 +121,7 @@ def account(settings: Settings, store: MemoryStore) -> Accounting:
                 "for this run. Fix: make it readable by the user running memory-assets."
             )
             continue
-        planned = {row.chunk_index: row.id for row in plan_archive(path, day, tombs, file).rows}
+        planned = {row.chunk_index: row.id for row in plan_archive(path, day, tombs, file, parsed).rows}
         for fact in parsed.facts:
             if tombs.by_person(fact.content):
                 out.forgotten += 1

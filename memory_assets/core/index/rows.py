@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from functools import cached_property
 from pathlib import Path
 
-from memory_assets.core.capture.daily_log import read_daily_log
+from memory_assets.core.capture.daily_log import ParsedLog, read_daily_log
 from memory_assets.core.knowledge.chunking import (
     chunk_claims,
     chunk_paragraphs,
@@ -137,18 +137,22 @@ def legacy_fact_date(tags: tuple[str, ...] | list[str]) -> date | None:
     return None
 
 
-def plan_archive(path: Path, day: date, tombstones: Tombstones, folds: FileFolds | None) -> FilePlan:
+def plan_archive(
+    path: Path, day: date, tombstones: Tombstones, folds: FileFolds | None, parsed: ParsedLog | None = None
+) -> FilePlan:
     """Rows for one daily log: one per fact, minus tombstoned ones and the lines the fold ledger
-    says a vault page holds (design §5.9: consolidated means folded, line by line)."""
+    says a vault page holds (design §5.5: consolidated means folded, line by line). ``parsed``:
+    the log as the caller already read it (it is read here otherwise)."""
     filename = f"{day.isoformat()}.md"
     plan = FilePlan("archive", filename, ARCHIVE)
-    if not path.is_file():
-        plan.exists = False
-        return plan
-    try:
-        parsed = read_daily_log(path, f"archive/{filename}")
-    except OSError as exc:
-        return _unreadable(plan, f"archive/{filename}", exc)
+    if parsed is None:
+        if not path.is_file():
+            plan.exists = False
+            return plan
+        try:
+            parsed = read_daily_log(path, f"archive/{filename}")
+        except OSError as exc:
+            return _unreadable(plan, f"archive/{filename}", exc)
     plan.warnings, plan.skipped_lines = parsed.warnings, parsed.skipped_lines
     facts = [f for f in parsed.facts if not tombstones.hides(f.content)]
     plan.tombstoned = len(parsed.facts) - len(facts)

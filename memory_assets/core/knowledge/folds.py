@@ -69,6 +69,9 @@ class LineState:
     at: str | None = None
 
 
+_FOLDED_BEFORE_LEDGER, _LEFT, _PENDING = LineState(FOLDED), LineState(LEFT), LineState(PENDING)
+
+
 @dataclass
 class FileFolds:
     """One daily log's view of the ledger."""
@@ -84,10 +87,10 @@ class FileFolds:
         if found is not None:
             return found
         if line <= self.baseline:
-            return LineState(FOLDED)
+            return _FOLDED_BEFORE_LEDGER
         if line <= self.read_lines:
-            return LineState(LEFT)
-        return LineState(PENDING)
+            return _LEFT
+        return _PENDING
 
     def folded(self, line: int) -> bool:
         return self.state(line).kind == FOLDED
