@@ -15,8 +15,10 @@ the fix. What is kept of a bad line:
   is reported.
 * a user line whose ``ts`` is missing, not a string (a number, a bool), not an ISO date-time
   (``yesterday``, ``2026-02-30``, hour 25) or outside the years 1-9999 once in UTC
-  (``9999-12-31T23:00:00-05:00``): the turn is kept and dated when it is ingested
-  (``at`` None), and the line is reported. One bad line never stops a read.
+  (``9999-12-31T23:00:00-05:00``), or more than a day in the future (``2099-01-01``, a clock set
+  wrong: it would create that day's log, which no dream consolidates until then): the turn is
+  kept and dated when it is ingested (``at`` None), and the line is reported. One bad line never
+  stops a read.
 * a user line whose ``content`` is not a string: the turn is kept with the text that can be
   read (a list item by item, an object by its ``text`` or ``content`` field, a number or a bool
   as written in the JSON, null as no text) and the line is reported. An assistant line's content is read the
@@ -26,7 +28,7 @@ the fix. What is kept of a bad line:
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory_assets.core.text import clean_text, excerpt
@@ -36,6 +38,7 @@ MAX_CONTENT_CHARS = 10_000  # the assistant caps a transcript line's content her
 MAX_CONTENT_DEPTH = 8
 TS_FIX = "write ts as an ISO 8601 date-time in UTC, e.g. 2026-07-01T09:12:00Z"
 UNCHANGED = "(the file was not modified)"
+FUTURE_SLACK = timedelta(days=1)  # clocks of two machines, time zones: a later ts is a mistake
 
 
 @dataclass(frozen=True)
@@ -80,11 +83,14 @@ def _timestamp(value: object) -> tuple[datetime | None, str | None]:
     except ValueError:
         return None, f"ts {excerpt(value, 60)!r} is not an ISO date-time"
     if ts.tzinfo is None:
-        return ts.replace(tzinfo=UTC), None
+        ts = ts.replace(tzinfo=UTC)
     try:
-        return ts.astimezone(UTC), None
+        ts = ts.astimezone(UTC)
     except OverflowError:  # 9999-12-31T23:00:00-05:00 is in the year 10000 in UTC
         return None, f"ts {value!r} is outside the years 1-9999 in UTC"
+    if ts > datetime.now(UTC) + FUTURE_SLACK:
+        return None, f"ts {value!r} is in the future"
+    return ts, None
 
 
 def _json_kind(value: object) -> str:

@@ -56,6 +56,7 @@ def test_an_out_of_range_ts_is_reported_and_its_turn_kept(tmp_path: Path, ts: st
         ("yesterday", "ts 'yesterday' is not an ISO date-time"),
         ("2026-02-30", "ts '2026-02-30' is not an ISO date-time"),
         ("2026-10-01T25:00:00Z", "ts '2026-10-01T25:00:00Z' is not an ISO date-time"),
+        ("2099-01-01T10:00:00Z", "ts '2099-01-01T10:00:00Z' is in the future"),
         (None, "no ts"),
     ],
 )
