@@ -29,6 +29,7 @@ def _metadata(result: DreamResult) -> dict[str, object]:
         "supersede": result.outcomes.get("supersede", 0),
         "add": result.outcomes.get("add", 0),
         "folded": result.folded,
+        "left": result.left,
         "confirmations_folded": result.confirmations_folded,
         "revisited": len(result.revisited),
         "memory_md": result.memory_md or "-",
