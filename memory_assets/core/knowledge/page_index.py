@@ -61,30 +61,36 @@ class PageIndex:
         self.pages = dict(pages)
         self._exact: dict[str, list[str]] = defaultdict(list)  # normalised clean line -> pages
         self._lines: list[tuple[str, str]] = []  # (page, clean line)
-        self._by_key: dict[str, list[int]] = defaultdict(list)
+        self._keys: dict[str, list[int]] | None = None  # key word -> lines: built on first need
+        self._normalised: dict[str, str] = {}
         offsets: list[int] = []
         names: list[str] = []
-        parts: list[str] = []
         position = 0
         for rel, text in self.pages.items():
             offsets.append(position)
             names.append(rel)
-            norm = normalise(text)
-            parts.append(norm)
+            self._normalised[rel] = norm = normalise(text)
             position += len(norm) + 2
             for raw in text.splitlines():
                 clean = clean_line(raw)
                 if not clean or clean.startswith(("#", "---")):
                     continue
-                key = normalise(clean)
-                if rel not in self._exact[key]:
-                    self._exact[key].append(rel)
-                index = len(self._lines)
+                pages = self._exact[normalise(clean)]
+                if rel not in pages:
+                    pages.append(rel)
                 self._lines.append((rel, clean))
-                for stem in analyse(clean).keys:
-                    self._by_key[stem].append(index)
-        self._corpus = "\n\n".join(parts)
+        self._corpus = "\n\n".join(self._normalised.values())
         self._offsets, self._names = offsets, names
+
+    def _by_key(self) -> dict[str, list[int]]:
+        """Lines by key word (``claims.analyse``), built the first time a fact is not held verbatim:
+        on a healthy vault most questions end at the exact lookup, which needs no analysis."""
+        if self._keys is None:
+            self._keys = defaultdict(list)
+            for index, (_, line) in enumerate(self._lines):
+                for stem in analyse(line).keys:
+                    self._keys[stem].append(index)
+        return self._keys
 
     @classmethod
     def of_vault(
@@ -110,14 +116,15 @@ class PageIndex:
         preferred = [p for p in prefer if p in self.pages]
         exact = self._exact.get(norm, [])
         for rel in preferred:
-            if rel in exact or norm in normalise(self.pages[rel]):
+            if rel in exact or norm in self._normalised[rel]:
                 return Holding(rel, fact, "verbatim")
         if exact:
             return Holding(exact[0], fact, "verbatim")
         form = analyse(fact)
         shared: Counter[int] = Counter()
+        keys = self._by_key()
         for stem in form.keys:
-            for index in self._by_key.get(stem, ()):
+            for index in keys.get(stem, ()):
                 shared[index] += 1
         best: Holding | None = None
         for index, _ in shared.most_common(MAX_CANDIDATES):

@@ -41,6 +41,7 @@ def test_every_check_has_a_description_and_targets_its_asset() -> None:
         "table_bounded": "archival_memories",
         "search_finds_rows": "archival_memories",
         "logs_append_only": "daily_logs",
+        "facts_accounted_for": "archival_memories",
     }
 
 

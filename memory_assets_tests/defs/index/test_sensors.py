@@ -10,6 +10,7 @@ import pytest
 
 from memory_assets.core.index import freshness
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.knowledge.folds import ensure_ledger
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.models.embedder import Embedder
@@ -87,8 +88,15 @@ def test_daily_log_sensor_requests_exactly_the_out_of_date_days(
     indexer.reindex_day(D1)
     settled = tick(daily_log_sensor, settings, passed.cursor)
     assert partitions(settled) == []
-    # A day that can no longer change the index is not kept in the cursor.
-    assert "archive:2026-11-18.md" not in json.loads(settled.cursor)["files"]
+    # A day the watermark passed can still change the index: a line written to it later (a --at
+    # replay, a late transcript) is pending, so indexed. The write path records the fold ledger's
+    # baseline before it appends (as here), and the sensor requests the day again.
+    assert "archive:2026-11-18.md" in json.loads(settled.cursor)["files"]
+    ensure_ledger(settings)
+    write_facts(settings, D1, "A late line for the 18th, written after the watermark passed it", hour=13)
+    late = tick(daily_log_sensor, settings, settled.cursor)
+    assert partitions(late) == ["2026-11-18"]
+    assert indexer.reindex_day(D1).inserted == 1
 
     (settings.archive_dir / "2026-11-19.md").unlink()  # a deleted log: its rows must go
     deleted = tick(daily_log_sensor, settings, settled.cursor)
