@@ -125,17 +125,21 @@ def work_dream(home_dir: str, out: Path) -> None:
         time.sleep(0.05)
 
 
-def work_maintain(home_dir: str, out: Path, seed: int, acked_files: list[Path]) -> None:
+def work_maintain(home_dir: str, out: Path, seed: int, work: Path) -> None:
     from memory_assets.core.reconcile import ReconcileError, forget, reconcile
 
     rng = random.Random(seed)
     home = _home(home_dir)
     home.indexer.embedder.embed(["warm up"])  # the model loaded before the round's clock starts
     ready(out)
+    first = True
     while True:
-        reconcile(home.settings, home.indexer)
-        facts = [t for path in acked_files for t in _acked(path)]
-        if facts and rng.random() < 0.5:
+        facts = [
+            t
+            for path in sorted(work.glob("today-*.jsonl")) + sorted(work.glob("past-*.jsonl"))
+            for t in _acked(path)
+        ]
+        if facts and (first or rng.random() < 0.5):  # a person forgets a fact now and then
             text = rng.choice(facts)
             with out.open("a") as fh:
                 fh.write(json.dumps({"forget": text}) + "\n")
@@ -143,6 +147,8 @@ def work_maintain(home_dir: str, out: Path, seed: int, acked_files: list[Path]) 
                 forget(home.settings, home.indexer, text=text)
             with out.open("a") as fh:
                 fh.write(json.dumps({"forgotten": text}) + "\n")
+        first = False
+        reconcile(home.settings, home.indexer)
 
 
 def ready(out: Path) -> None:
@@ -306,8 +312,7 @@ def worker(role: str, home: str, work: Path, seed: int) -> None:
     elif role == "dream":
         work_dream(home, out)
     else:
-        acked = sorted(work.glob("today-*.jsonl")) + sorted(work.glob("past-*.jsonl"))
-        work_maintain(home, out, seed, acked)
+        work_maintain(home, out, seed, work)
 
 
 def main(argv: list[str] | None = None) -> int:
