@@ -55,6 +55,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_retrieval.py
 	$(BIN)/python benchmarks/bench_consolidation.py
 	$(BIN)/python benchmarks/bench_reconcile.py
+	$(BIN)/python benchmarks/bench_accounted.py
 	$(BIN)/python benchmarks/bench_server.py
 
 clean:

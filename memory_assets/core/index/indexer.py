@@ -205,12 +205,14 @@ class Indexer:
         ``WatermarkError`` (naming log.md's line and the fix) for a watermark that cannot be right,
         so one bad line never drops every log's rows."""
         settings = self.settings
-        key = (
-            stat_signature(settings.folds_path),
-            stat_signature(settings.log_md),
-            stat_signature(settings.dream_state_path),
-            tuple(d for d, _ in list_logs(settings.archive_dir)[-1:]),
-        )
+        ledger = stat_signature(settings.folds_path)
+        key: tuple[object, ...] = (ledger,)
+        if ledger is None:  # the implicit baseline reads the watermark, the skips and the newest log
+            key += (
+                stat_signature(settings.log_md),
+                stat_signature(settings.dream_state_path),
+                tuple(d for d, _ in list_logs(settings.archive_dir)[-1:]),
+            )
         hit = self._inputs.get("folds")
         if hit is not None and hit[0] == key:
             return hit[1]  # type: ignore[return-value]
