@@ -194,7 +194,7 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
 
     from memory_assets.core.dream.pacing import INGEST, SKIP, decide
     from memory_assets.core.knowledge.dream_state import load_dream_state
-    from memory_assets.defs.partitions import day_range_tags
+    from memory_assets.defs.partitions import day_range_tags, register_days
 
     dream = defs.resolve_job_def("dream")  # type: ignore[attr-defined]
     reconcile = defs.resolve_job_def("reconcile")  # type: ignore[attr-defined]
@@ -202,6 +202,7 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
         decision = decide(settings, load_dream_state(settings.dream_state_path, settings.log_md), force=True)
         if decision.kind not in (INGEST, SKIP):
             break
+        register_days(instance, decision.days)  # type: ignore[arg-type]
         tags = day_range_tags(decision.days[0], decision.days[-1])
         result = dream.execute_in_process(
             instance=instance, run_config=quiet, tags=tags, raise_on_error=False
@@ -321,28 +322,27 @@ def main() -> int:
     init_home(settings)
     seeded = seed(settings, today)
     seed_transcripts(settings, today)
-    # The transcripts replay into days older than the seeded logs; give them day partitions in this
-    # process too (a later `make ui` starts the partitions at the oldest log, which includes them).
-    oldest = min([d for d, _ in list_logs(settings.archive_dir)] + [today - timedelta(days=21)])
-    os.environ.setdefault("MEMORY_PARTITIONS_START", oldest.isoformat())
-    # Imported after seeding: the day partitions start at the home's oldest log when definitions load.
     import dagster as dg
 
     from memory_assets.core.audit.checks import run_all
     from memory_assets.definitions import defs
     from memory_assets.defs.index.sensors import daily_log_sensor, vault_sensor
+    from memory_assets.defs.partitions import day_range_tags, register_days
     from memory_assets.defs.write_path.sensors import transcripts_sensor
 
     print(f"memory home: {settings.home} ({'seeded demo data' if seeded else 'existing data'})")
     instance = dg.DagsterInstance.get()
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     reindex = defs.resolve_job_def("reindex")
-    days = [d for d, _ in list_logs(settings.archive_dir)]
+    days = [d.isoformat() for d, _ in list_logs(settings.archive_dir)]
+    # One partition per day that has a log (the daily_log_sensor adds them under `make ui`), and
+    # one run over all of them, as a backfill of archive_index runs a range.
+    register_days(instance, days)
+    result = reindex.execute_in_process(
+        instance=instance, run_config=quiet, tags=day_range_tags(days[0], days[-1])
+    )
     for day in days:
-        result = reindex.execute_in_process(
-            partition_key=day.isoformat(), instance=instance, run_config=quiet
-        )
-        meta = result.asset_materializations_for_node("archive_index")[0].metadata
+        meta = _materialized(result, "archive_index", day)
         print(
             f"  reindex {day}: rows={meta['rows'].value} embedded={meta['embedded'].value} "
             f"(model ran on {meta['computed'].value}) "

@@ -6,8 +6,6 @@ import tempfile
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
-# Fixed day partitions for the tests' dates (by default they start at the oldest log of the home).
-os.environ.setdefault("MEMORY_PARTITIONS_START", "2026-01-01")
 # The tests' lock files stay out of the user's lock directory (one per test session).
 os.environ.setdefault("MEMORY_LOCK_DIR", tempfile.mkdtemp(prefix="memory-assets-test-locks-"))
 

@@ -1,11 +1,7 @@
 """The whole code location loads, its lineage flows one way, and maintenance runs by default."""
 
-from pathlib import Path
-
 import dagster as dg
-import pytest
 
-from memory_assets.core.settings import SettingsError
 from memory_assets.definitions import defs
 
 
@@ -52,36 +48,24 @@ def test_maintenance_and_the_sensors_run_by_default() -> None:
     assert archival.automation_condition is None  # no condition that needs the (stopped) automation sensor
 
 
-def test_partitions_start_at_the_oldest_log_unless_overridden(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from datetime import UTC, date, datetime
+def test_day_shaped_assets_share_the_log_days_and_backfill_ranges_in_few_runs() -> None:
+    """One partitioning for every day-shaped asset: a partition per day that has a log (so no
+    empty day shows as missing); a backfill of archive_index runs up to DAYS_PER_RUN days a run,
+    the dream's vault one run per batch."""
+    from memory_assets.defs.partitions import DAYS_PER_RUN, LOG_DAYS, day_key, day_of
 
-    from memory_assets.core.capture.daily_log import LogFact, append_facts
-    from memory_assets.defs import partitions
-
-    home = tmp_path / "home"
-    for day in (date(2025, 3, 9), date(2025, 7, 1)):
-        append_facts(
-            home / "memory" / "archive",
-            "c0ffee00",
-            [LogFact("A fact")],
-            now=datetime(day.year, day.month, day.day, tzinfo=UTC),
-        )
-    monkeypatch.setenv("MEMORY_HOME", str(home))
-    monkeypatch.delenv("MEMORY_PARTITIONS_START", raising=False)
-    partitions.partitions_start.cache_clear()
-    try:
-        assert partitions.partitions_start() == date(2025, 3, 9)
-        partitions.partitions_start.cache_clear()
-        monkeypatch.setenv("MEMORY_PARTITIONS_START", "2024-12-31")
-        assert partitions.partitions_start() == date(2024, 12, 31)
-        partitions.partitions_start.cache_clear()
-        monkeypatch.setenv("MEMORY_PARTITIONS_START", "yesterday")
-        with pytest.raises(
-            SettingsError, match="MEMORY_PARTITIONS_START='yesterday' is not a YYYY-MM-DD date"
-        ):
-            partitions.partitions_start()
-    finally:
-        partitions.partitions_start.cache_clear()
-    assert not list((home / "memory" / "archive").glob("*.lock"))  # no lock files among the logs
+    graph = defs.get_repository_def().asset_graph
+    day_shaped = {"daily_logs", "archive_index", "vault"}
+    for key in graph.get_all_asset_keys():
+        partitions_def = graph.get(key).partitions_def
+        if key.to_user_string() in day_shaped:
+            assert isinstance(partitions_def, dg.DynamicPartitionsDefinition), key
+            assert partitions_def.name == LOG_DAYS
+        else:
+            assert partitions_def is None, key
+    archive = graph.get(dg.AssetKey("archive_index")).backfill_policy
+    assert archive is not None and archive.max_partitions_per_run == DAYS_PER_RUN
+    assert 365 / DAYS_PER_RUN <= 4  # a year of daily logs: a handful of runs
+    vault = graph.get(dg.AssetKey("vault")).backfill_policy
+    assert vault is not None and vault.max_partitions_per_run is None  # single run
+    assert day_of(day_key(day_of("2025-03-09"))).isoformat() == "2025-03-09"

@@ -9,7 +9,7 @@ from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.external import daily_logs
-from memory_assets.defs.partitions import daily_partitions
+from memory_assets.defs.partitions import log_days
 from memory_assets.defs.resources import MemoryHomeResource
 
 
@@ -45,7 +45,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.BetaWarning)
 
     @dg.asset(
-        partitions_def=daily_partitions,
+        partitions_def=log_days,
         backfill_policy=dg.BackfillPolicy.single_run(),
         deps=[daily_logs],
         group_name="knowledge",

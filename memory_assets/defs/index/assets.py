@@ -1,6 +1,7 @@
 """The derived tier: index rows per day, per vault page, per core file, and the table itself."""
 
 import warnings
+from collections.abc import Iterator
 from datetime import date
 
 import dagster as dg
@@ -14,7 +15,7 @@ from memory_assets.defs.index.external import (
     tombstones,
     vault_pages,
 )
-from memory_assets.defs.partitions import daily_partitions
+from memory_assets.defs.partitions import DAYS_PER_RUN, day_of, log_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
 
@@ -42,8 +43,12 @@ with warnings.catch_warnings():
     # evaluation carry its day, so the UI shows the check per partition.
     warnings.simplefilter("ignore", dg.PreviewWarning)
     ROWS_MATCH_LOG_SPEC = dg.AssetCheckSpec(
-        "rows_match_log", asset="archive_index", partitions_def=daily_partitions, description=ROWS_MATCH_LOG
+        "rows_match_log", asset="archive_index", partitions_def=log_days, description=ROWS_MATCH_LOG
     )
+    # BackfillPolicy is beta in dagster 1.13 (pinned): it is what makes a backfill over a long range
+    # of days a few runs instead of one run per day (defs/partitions.py).
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    ARCHIVE_BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=DAYS_PER_RUN)
 
 
 def day_rows_check(indexer: Indexer, day: date, result: FileResult) -> dg.AssetCheckResult:
@@ -87,24 +92,78 @@ def _file_metadata(result: FileResult) -> dict[str, object]:
     }
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    deps=[daily_logs, tombstones, consolidation_log],
-    group_name="index",
-    kinds={"lancedb"},
-    check_specs=[ROWS_MATCH_LOG_SPEC],
-    description="archival_memories rows of one daily log (source_type archive_log): a diff, so only "
-    "appended lines are embedded and removed or tombstoned ones deleted.",
-)
-def archive_index(
-    context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
-    indexer = _indexer(memory, embedder)
-    day = date.fromisoformat(context.partition_key)
-    result = indexer.reindex_day(day)
-    _log_warnings(context, result.warnings)
-    check = day_rows_check(indexer, day, result)
-    return dg.MaterializeResult(metadata=_file_metadata(result), check_results=[check])
+def _range_check_evaluation(
+    context: dg.AssetExecutionContext, key: str, check: dg.AssetCheckResult
+) -> dg.AssetCheckEvaluation:
+    """``check`` as the evaluation of partition ``key`` of a run over a range of days (Dagster
+    attributes a check result to a partition only in a one-partition run), aimed at that
+    partition's materialisation, which this run has just recorded."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=archive_index.key, asset_partitions=[key]), limit=1
+    ).records
+    target = None
+    if records:
+        from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+            AssetCheckEvaluationTargetMaterializationData,
+        )
+
+        target = AssetCheckEvaluationTargetMaterializationData(
+            run_id=records[0].event_log_entry.run_id,
+            storage_id=records[0].storage_id,
+            timestamp=records[0].timestamp,
+        )
+    return dg.AssetCheckEvaluation(
+        asset_key=archive_index.key,
+        check_name=ROWS_MATCH_LOG_SPEC.name,
+        passed=bool(check.passed),
+        metadata=dict(check.metadata or {}),
+        description=check.description,
+        severity=check.severity,
+        partition=key,
+        target_materialization_data=target,
+    )
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.BetaWarning)  # backfill_policy: see ARCHIVE_BACKFILL_POLICY
+
+    @dg.asset(
+        partitions_def=log_days,
+        backfill_policy=ARCHIVE_BACKFILL_POLICY,
+        deps=[daily_logs, tombstones, consolidation_log],
+        group_name="index",
+        kinds={"lancedb"},
+        check_specs=[ROWS_MATCH_LOG_SPEC],
+        description="archival_memories rows of one daily log (source_type archive_log): a diff, so only "
+        f"appended lines are embedded and removed or tombstoned ones deleted. One partition per day that has "
+        f"a log; a backfill runs up to {DAYS_PER_RUN} days per run.",
+    )
+    def archive_index(
+        context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
+    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckEvaluation | dg.Output]:
+        indexer = _indexer(memory, embedder)
+        keys = context.partition_keys
+        checks: dict[str, dg.AssetCheckResult] = {}
+        metadata: dict[str, dict[str, object]] = {}
+        for key in keys:
+            day = day_of(key)
+            result = indexer.reindex_day(day)
+            _log_warnings(context, result.warnings)
+            checks[key], metadata[key] = day_rows_check(indexer, day, result), _file_metadata(result)
+        if len(keys) == 1:
+            yield dg.MaterializeResult(metadata=metadata[keys[0]], check_results=[checks[keys[0]]])
+            return
+        for key in keys:
+            context.add_asset_metadata(metadata[key], partition_key=key)
+        # A run over a range: each day's materialisation carries its own numbers (above), and each
+        # day's check is recorded against it once the materialisations are stored.
+        yield dg.MaterializeResult(metadata={"days_in_run": len(keys)})
+        for key in keys:
+            yield _range_check_evaluation(context, key, checks[key])
+        # The check's output, as Dagster yields it for a check result: marks the check as run.
+        yield dg.Output(
+            None, output_name=context.assets_def.get_output_name_for_asset_check_key(ROWS_MATCH_LOG_SPEC.key)
+        )
 
 
 def _sweep_metadata(sweep: SweepResult) -> dict[str, object]:

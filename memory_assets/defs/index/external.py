@@ -6,14 +6,14 @@ report their changes, and the lineage shows the one-way flow logs -> vault -> in
 
 import dagster as dg
 
-from memory_assets.defs.partitions import daily_partitions
+from memory_assets.defs.partitions import log_days
 
 daily_logs = dg.AssetSpec(
     "daily_logs",
     # Written by the write path (the assistant's library call, or the write_path asset over the
     # transcripts): the lineage shows transcripts -> ingested_turns -> daily_logs.
     deps=[dg.AssetKey("ingested_turns")],
-    partitions_def=daily_partitions,
+    partitions_def=log_days,
     group_name="capture",
     kinds={"markdown"},
     description="archive/YYYY-MM-DD.md: the capture tier, appended to by the write path, never rewritten.",

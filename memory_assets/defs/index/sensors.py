@@ -6,11 +6,12 @@ sensors turn its answer into run requests, the external assets' materialisation 
 lines. The maintenance sensor asks ``optimize_reasons`` whether the table wants an optimize.
 """
 
-from datetime import UTC, datetime
+from datetime import date
 from typing import Any
 
 import dagster as dg
 
+from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.index import freshness
 from memory_assets.core.index.freshness import (
     FRAGMENTS_SOFT,
@@ -31,7 +32,7 @@ from memory_assets.defs.index.external import (
     vault_pages,
 )
 from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
-from memory_assets.defs.partitions import partitions_start
+from memory_assets.defs.partitions import day_key, register_days_request
 from memory_assets.defs.resources import MemoryHomeResource
 
 IN_FLIGHT = {
@@ -83,25 +84,24 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
         return dg.SensorResult(skip_reason=f"{settings.archive_dir} does not exist; run `memory-assets init`")
     cursor = Cursor.load(context.cursor)
     indexer = memory.open().indexer_without_embedder()
-    first, today = partitions_start(), datetime.now(UTC).date()
-    scan = stale_days(indexer, cursor, run_states(context.instance), first, today)
+    # Every day is addressable: a day partition is added for each log (and each day requested), so
+    # no day is ever outside the partitions (defs/partitions.py).
+    scan = stale_days(indexer, cursor, run_states(context.instance), date.min, date.max)
     watermark = scan.watermark
+    register = register_days_request(
+        context.instance, [d for d, _ in list_logs(settings.archive_dir)] + [s.day for s in scan.stale]
+    )
     events: list = [
         dg.AssetMaterialization(
             asset_key=daily_logs.key,
-            partition=g.day.isoformat(),
+            partition=day_key(g.day),
             metadata={"size": g.size, "facts": g.facts, "skipped_lines": g.skipped_lines},
         )
         for g in scan.grown
     ]
-    for day in scan.newly_outside:
-        context.log.warning(
-            f"archive/{day.isoformat()}.md is outside the day partitions ({first} to {today}); "
-            "set MEMORY_PARTITIONS_START or reload the code location to index it"
-        )
     runs = [
         dg.RunRequest(
-            partition_key=s.day.isoformat(), run_key=s.run_key, tags={"memory_assets/attempt": str(s.attempt)}
+            partition_key=day_key(s.day), run_key=s.run_key, tags={"memory_assets/attempt": str(s.attempt)}
         )
         for s in scan.stale
     ]
@@ -116,11 +116,16 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
             ),
         ],
     )
-    if not runs and not events:
+    if not runs and not events and register is None:
         return dg.SensorResult(
             skip_reason="the index is up to date with every daily log", cursor=cursor.dump()
         )
-    return dg.SensorResult(run_requests=runs, asset_events=events, cursor=cursor.dump())
+    return dg.SensorResult(
+        run_requests=runs,
+        asset_events=events,
+        dynamic_partitions_requests=[register] if register is not None else None,
+        cursor=cursor.dump(),
+    )
 
 
 @dg.sensor(

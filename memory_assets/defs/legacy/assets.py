@@ -17,7 +17,7 @@ from memory_assets.core.legacy.find import CHECK_NAME, LegacyError, recorded_now
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.checks import check_result
 from memory_assets.defs.index.external import daily_logs
-from memory_assets.defs.partitions import partitions_start
+from memory_assets.defs.partitions import register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
 TABLE_HELP = (
@@ -95,9 +95,8 @@ def legacy_rows_exported(
         raise dg.Failure(str(exc)) from exc
     for warning in result.warnings:
         context.log.warning(warning)
+    register_days(context.instance, result.days)
     for day in result.days:
-        if day < partitions_start().isoformat():
-            continue  # no such partition until the code location reloads (partitions.py)
         context.log_event(
             dg.AssetMaterialization(
                 asset_key=daily_logs.key, partition=day, metadata={"reason": "legacy export"}

@@ -4,6 +4,7 @@ import dagster as dg
 
 from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.ingest import ingest_transcripts
+from memory_assets.defs.partitions import register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.write_path.external import transcripts
 
@@ -29,6 +30,7 @@ def ingested_turns(
         context.log.warning(warning)
     if result.recovered:
         context.log.warning(result.recovered)
+    register_days(context.instance, result.days)
     for day in result.days:
         context.log_event(
             dg.AssetMaterialization(

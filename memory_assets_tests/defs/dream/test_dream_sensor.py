@@ -1,6 +1,6 @@
 """The dream in Dagster: the dream_sensor requests a run over the pending batch from persisted state
-(its day range clamped to the partitions' start), the dream job consolidates it on a real instance,
-and the next tick does not request the same days again."""
+(adding the batch's day partitions that are missing), the dream job consolidates it on a real
+instance, and the next tick does not request the same days again."""
 
 from datetime import UTC, date, datetime, timedelta
 
@@ -9,7 +9,7 @@ import dagster as dg
 from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.settings import Settings
 from memory_assets.defs.dream.sensors import dream_sensor
-from memory_assets.defs.partitions import partitions_start
+from memory_assets.defs.partitions import LOG_DAYS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets_tests.conftest import write_facts
 
@@ -26,7 +26,7 @@ def test_the_sensor_requests_the_batch_and_the_dream_job_consolidates_it(setting
 
     today = datetime.now(UTC).date()
     days = [today - timedelta(days=n) for n in range(9, 2, -1)]  # a week behind
-    early = partitions_start() - timedelta(days=20)  # a log older than the first partition
+    early = days[0] - timedelta(days=20)  # a log weeks older than the rest
     for day in [early, *days]:
         write_facts(
             settings,
@@ -40,9 +40,14 @@ def test_the_sensor_requests_the_batch_and_the_dream_job_consolidates_it(setting
     assert first.run_requests, first.skip_reason
     [request] = first.run_requests
     assert request.job_name == "dream" and request.tags["memory_assets/decision"] == "ingest"
-    assert request.tags["dagster/asset_partition_range_start"] == partitions_start().isoformat()  # clamped
+    assert request.tags["dagster/asset_partition_range_start"] == early.isoformat()
     last = request.tags["dagster/asset_partition_range_end"]
     assert date.fromisoformat(last) in days
+    # The batch's days get their partitions in the same tick, oldest first.
+    [added] = first.dynamic_partitions_requests
+    assert added.partitions_def_name == LOG_DAYS and added.partition_keys == sorted(added.partition_keys)
+    assert {early.isoformat(), last} <= set(added.partition_keys)
+    instance.add_dynamic_partitions(LOG_DAYS, list(added.partition_keys))
     result = defs.resolve_job_def("dream").execute_in_process(
         instance=instance,
         resources={"memory": MemoryHomeResource(home=str(settings.home)), "embedder": EmbedderResource()},

@@ -10,6 +10,7 @@ from memory_assets.core.settings import Settings
 from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
 from memory_assets.defs.index.checks import ids_unique, no_tombstoned_content, table_bounded
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
+from memory_assets.defs.partitions import day_range_tags, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets_tests.conftest import DAY, write_facts
 
@@ -19,6 +20,7 @@ def resources(settings: Settings) -> dict[str, object]:
 
 
 def materialize_day(settings: Settings, instance: dg.DagsterInstance, day: date) -> dg.ExecuteInProcessResult:
+    register_days(instance, [day])
     return dg.materialize(
         [*EXTERNAL_ASSETS, archive_index],
         partition_key=day.isoformat(),
@@ -47,6 +49,39 @@ def test_a_day_materialises_with_metadata_and_a_passing_check(settings: Settings
     assert again.get_asset_check_evaluations()[0].passed
     events = instance.get_latest_materialization_event(dg.AssetKey("archive_index"))
     assert events is not None and events.dagster_event.partition == DAY.isoformat()
+
+
+def test_one_run_over_a_range_of_days_records_each_day_with_its_own_numbers_and_check(
+    settings: Settings, embedder: object
+) -> None:
+    """A backfill's run covers a range of day partitions (BackfillPolicy.multi_run): every day is
+    reindexed, its materialisation carries that day's numbers, and its check is its own."""
+    instance = dg.DagsterInstance.ephemeral()
+    days = [date(2026, 3, 2), date(2026, 7, 14), date(2026, 11, 20)]  # sparse: months apart
+    for n, day in enumerate(days):
+        write_facts(settings, day, *[f"Fact number {k} of {day}" for k in range(n + 1)])
+    assert register_days(instance, days) == [d.isoformat() for d in days]
+    assert register_days(instance, days) == []  # already there
+    result = dg.materialize(
+        [*EXTERNAL_ASSETS, archive_index],
+        instance=instance,
+        resources=resources(settings),
+        selection=[archive_index],
+        tags=day_range_tags(days[0], days[-1]),
+    )
+    assert result.success
+    by_day = {m.partition: m.metadata for m in result.asset_materializations_for_node("archive_index")}
+    assert sorted(by_day) == [d.isoformat() for d in days]
+    assert [by_day[d.isoformat()]["rows"].value for d in days] == [1, 2, 3]
+    assert all(by_day[d.isoformat()]["days_in_run"].value == 3 for d in days)
+    checks = {c.partition: c for c in result.get_asset_check_evaluations()}
+    assert sorted(checks) == [d.isoformat() for d in days]
+    assert all(c.passed and c.check_name == "rows_match_log" for c in checks.values())
+    assert [checks[d.isoformat()].metadata["stored_rows"].value for d in days] == [1, 2, 3]
+    # Each evaluation targets its own day's materialisation, so the UI shows it as current.
+    for day in days:
+        target = checks[day.isoformat()].target_materialization_data
+        assert target is not None and target.run_id == result.run_id
 
 
 def test_the_row_check_fails_when_the_table_disagrees_with_the_log(

@@ -28,6 +28,12 @@ def test_backfill_over_day_partitions_indexes_every_day(settings: Settings, tmp_
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "MEMORY_HOME": str(settings.home)}
+    from dagster import DagsterInstance
+
+    from memory_assets.defs.partitions import register_days
+
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
+        register_days(instance, days)  # what daily_log_sensor does on its first tick
     launched = subprocess.run(
         [
             str(BIN / "dagster"),

@@ -22,18 +22,31 @@ from memory_assets_tests.conftest import write_facts
 D1, D2, D3 = date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)
 
 
+_INSTANCES: dict[str, dg.DagsterInstance] = {}
+
+
 def tick(
     sensor: dg.SensorDefinition,
     settings: Settings,
     cursor: str | None,
     instance: dg.DagsterInstance | None = None,
 ) -> dg.SensorResult:
+    """One evaluation, then what the daemon does with its partition requests (on the home's
+    instance: one ephemeral instance per home unless one is given)."""
+    instance = instance or _INSTANCES.setdefault(str(settings.home), dg.DagsterInstance.ephemeral())
     context = dg.build_sensor_context(
-        instance=instance or dg.DagsterInstance.ephemeral(),
+        instance=instance,
         cursor=cursor,
         resources={"memory": MemoryHomeResource(home=str(settings.home))},
     )
-    return sensor(context)
+    result = sensor(context)
+    for request in result.dynamic_partitions_requests or []:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    return result
+
+
+def added(result: dg.SensorResult) -> list[str]:
+    return [k for r in result.dynamic_partitions_requests or [] for k in r.partition_keys]
 
 
 def partitions(result: dg.SensorResult) -> list[str]:
@@ -171,20 +184,27 @@ def test_a_lost_request_is_made_again(settings: Settings, monkeypatch: pytest.Mo
     assert partitions(tick(daily_log_sensor, settings, first.cursor)) == ["2026-11-18"]
 
 
-def test_a_log_outside_the_partitions_is_reported_once(settings: Settings) -> None:
-    write_facts(settings, date(2025, 6, 1), "Written before the first partition")
+def test_every_log_day_gets_a_partition_oldest_first_and_no_empty_day_does(settings: Settings) -> None:
+    """Sparse logs: a partition for each day that has a log, however old, and none for the days
+    between (defs/partitions.py); a day already added is not added again."""
+    write_facts(settings, D2, "Written this month")
+    write_facts(settings, date(2025, 6, 1), "Written a year and a half earlier")
     first = tick(daily_log_sensor, settings, None)
-    assert partitions(first) == [] and json.loads(first.cursor)["outside"] == ["2025-06-01"]
+    assert added(first) == ["2025-06-01", "2026-11-19"]
+    assert partitions(first) == ["2025-06-01", "2026-11-19"]
+    write_facts(settings, D3, "Written the next day")
     second = tick(daily_log_sensor, settings, first.cursor)
-    assert json.loads(second.cursor)["outside"] == ["2025-06-01"]
+    assert added(second) == ["2026-11-20"] and partitions(second) == ["2026-11-20"]
+    instance = _INSTANCES[str(settings.home)]
+    assert instance.get_dynamic_partitions("log_days") == ["2025-06-01", "2026-11-19", "2026-11-20"]
 
 
-def test_a_consolidated_log_outside_the_partitions_is_not_reported(settings: Settings) -> None:
-    """At or below the watermark a log has no rows to index, so its missing partition loses nothing."""
+def test_a_consolidated_old_log_gets_a_partition_and_no_run(settings: Settings) -> None:
+    """At or below the watermark a log has no rows to index: its day is listed, nothing is requested."""
     write_facts(settings, date(2025, 6, 1), "Exported from the assistant's table, then consolidated")
     append_ingest_entry(settings.log_md, date(2025, 6, 1), date(2025, 6, 1))
     first = tick(daily_log_sensor, settings, None)
-    assert partitions(first) == [] and json.loads(first.cursor)["outside"] == []
+    assert added(first) == ["2025-06-01"] and partitions(first) == []
 
 
 def test_vault_sensor_requests_only_out_of_date_files(settings: Settings, embedder: Embedder) -> None:
