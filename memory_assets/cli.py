@@ -14,9 +14,12 @@ Commands:
     search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line;
                               --context N adds each hit's neighbouring lines
     status                    what the home holds: logs, watermark, pages, index rows
-    dedup-report              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
+    dedup-report [--html PATH]
+                              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
                               stored embeddings) and the on-disk backlog; writes pairs.parquet,
-                              clusters.parquet and report.json beside the index
+                              clusters.parquet and report.json beside the index and appends to
+                              history.parquet; --html writes the trend and the latest figures as one
+                              self-contained HTML file
     check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, every
                               fact accounted for, ids unique, nothing tombstoned indexed, table
                               bounded, sampled rows found by search); exit 1 on a failure
@@ -190,13 +193,15 @@ def cmd_status(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_dedup_report(args: argparse.Namespace) -> Any:
-    from memory_assets.core.audit.measurement import measure_home, write_measurement
+    from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
 
     home = _home(args)
     measurement = measure_home(home.settings, home.store)
     paths = write_measurement(measurement, home.settings.dedup_dir)
+    if args.html:
+        paths["html"] = write_report_html(home.settings.dedup_dir, Path(args.html))
     if args.json:
-        return measurement.report
+        return {**measurement.report, "html": str(paths["html"])} if args.html else measurement.report
     print(measurement.markdown)
     print("files: " + ", ".join(str(p) for p in paths.values()))
     return None
@@ -559,9 +564,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_search)
     command("status", "what the memory home holds").set_defaults(func=cmd_status)
-    command(
+    p = command(
         "dedup-report", "near-duplicate rates by write path and the on-disk backlog; writes parquet files"
-    ).set_defaults(func=cmd_dedup_report)
+    )
+    p.add_argument(
+        "--html",
+        metavar="PATH",
+        help="also write the trend over every stored measurement, the largest clusters and the paraphrase "
+        "pairs as one self-contained HTML file (opens offline)",
+    )
+    p.set_defaults(func=cmd_dedup_report)
     p = command("check", "verify the invariants; exit 1 when one fails")
     p.add_argument(
         "--accept-log",

@@ -4,8 +4,9 @@ Seeds ``$MEMORY_HOME`` (only when it holds no daily logs yet) with a fortnight o
 (with the repeats and paraphrases real extraction produces), a few vault pages and core files,
 then runs the code location's jobs in process against ``$DAGSTER_HOME`` so the runs, the
 materialisations, their metadata and the checks are there to browse with ``make ui``:
-``reindex`` once per day partition, ``index_files``, ``optimize_index``, then
-``dedup_measurement``; on a freshly seeded home, a few legacy rows exported, then deleted
+``reindex`` over every day that has a log (one run over the range), ``index_files``,
+``optimize_index``, then ``dedup_measurement`` (which appends to the dedup history and writes the
+analysts' HTML report, whose path it prints); on a freshly seeded home, a few legacy rows exported, then deleted
 (``legacy_export``, ``legacy_apply``); the dream and the reconcile. Then it shows what the hardening guarantees: the sensors find nothing to
 run on the indexed home, every invariant check passes, a search collapses repeated facts, and
 three ``memory-assets reindex`` processes racing an appender leave each row exactly once.
@@ -411,6 +412,12 @@ def main() -> int:
     result = defs.resolve_job_def("dedup_measurement").execute_in_process(instance=instance, run_config=quiet)
     print("dedup report after the dream and the reconcile:")
     print(_dedup_table(instance))
+    history = _materialized(result, "dedup_history")
+    report_html = history["report_html"].value
+    print(
+        f"the analysts' dedup report ({history['measurements'].value} measurements; one self-contained "
+        f"HTML file, opens offline): {report_html}"
+    )
     for hit in search(store, query, embedder=embedder, settings=settings, limit=3):
         print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[0][:100]}")
     print("sensors on the indexed home (a fresh cursor, as on the first `make ui`):")
@@ -427,6 +434,7 @@ def main() -> int:
     print("one writer per file:")
     race()
     print("browse the runs, materialisations and checks with: make ui")
+    print(f"open the dedup report: {report_html}")
     return 0 if all(o.passed for o in outcomes) else 1
 
 

@@ -120,6 +120,17 @@ def test_dedup_report_json_shape(
     assert report["by_write_path"] == {"archive_log": {"rows": 2, "0.995": 0.5, "0.95": 0.5, "0.92": 0.5}}
     assert report["backlog"]["fact_lines"] == 2 and report["backlog"]["exact_repeats"] == 1
     assert (settings.dedup_dir / "clusters.parquet").exists()
+    # --html: the measurement is appended to the history, and the report written where asked.
+    target = settings.home.parent / "out" / "dedup.html"
+    code, out, _ = run(capsys, "--home", home, "--json", "dedup-report", "--html", str(target))
+    assert code == 0 and json.loads(out)["html"] == str(target)
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and "2 measurement(s)" in text
+    import polars as pl
+
+    assert pl.read_parquet(settings.dedup_dir / "history.parquet")["measured_at"].n_unique() == 2
+    code, out, _ = run(capsys, "--home", home, "dedup-report", "--html", str(target))
+    assert code == 0 and str(target) in out and "3 measurement(s)" in target.read_text(encoding="utf-8")
 
 
 def test_reads_never_change_an_assistant_era_table(

@@ -1,9 +1,12 @@
-"""The analysts' dedup report: near-duplicate rates by write path, plotted over time."""
+"""The analysts' dedup report: near-duplicate rates by write path, plotted over time, and the
+stored history every measurement appends to, with its self-contained HTML report."""
 
 import dagster as dg
+import polars as pl
 
 from memory_assets.core.audit.dedup import threshold_key
-from memory_assets.core.audit.measurement import measure_home, write_measurement
+from memory_assets.core.audit.dedup_history import history_path, read_history
+from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.resources import MemoryHomeResource
@@ -32,13 +35,14 @@ def rate_metadata(report: dict) -> dict[str, float | int]:
     description="Near-duplicate rates of the index per write path at cosine >= "
     + ", ".join(threshold_key(t) for t in (0.995, 0.95, 0.92))
     + " (a row is redundant when an earlier row, by fact date then id, reaches the threshold), the "
-    "on-disk backlog of the daily logs, and pairs.parquet / clusters.parquet beside the index.",
+    "on-disk backlog of the daily logs, and pairs.parquet / clusters.parquet beside the index; each "
+    "measurement is appended to history.parquet.",
 )
 def dedup_report(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
     home = memory.open().ready()
     settings = home.settings
     measurement = measure_home(settings, home.store)
-    paths = write_measurement(measurement, settings.dedup_dir)
+    paths = write_measurement(measurement, settings.dedup_dir, source=f"dagster:{context.run.run_id}")
     context.log.info("\n" + measurement.markdown)
     metadata: dict[str, object] = {
         "report": dg.MetadataValue.md(measurement.markdown),
@@ -46,6 +50,68 @@ def dedup_report(context: dg.AssetExecutionContext, memory: MemoryHomeResource) 
         "pairs": dg.MetadataValue.path(str(paths["pairs"])),
         "clusters": dg.MetadataValue.path(str(paths["clusters"])),
         "report_json": dg.MetadataValue.path(str(paths["report"])),
+        "history": dg.MetadataValue.path(str(paths["history"])),
         "seconds": round(measurement.seconds, 3),
     }
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def trend_markdown(history: pl.DataFrame) -> str:
+    """Per write path and threshold: the first and the latest rate, the change, the range."""
+    if history.is_empty():
+        return "_no measurement stored_"
+    summary = (
+        history.sort("measured_at")
+        .group_by(["write_path", "threshold"], maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            pl.col("rate").first().alias("first"),
+            pl.col("rate").last().alias("latest"),
+            pl.col("rate").min().alias("min"),
+            pl.col("rate").max().alias("max"),
+        )
+        .sort(["write_path", "threshold"])
+    )
+    lines = [
+        "| write path | threshold | measurements | first | latest | change | min | max |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in summary.iter_rows(named=True):
+        change = 100 * (r["latest"] - r["first"])
+        lines.append(
+            f"| {r['write_path']} | {r['threshold']:g} | {r['n']} | {r['first']:.1%} | {r['latest']:.1%} | "
+            f"{change:+.1f} pts | {r['min']:.1%} | {r['max']:.1%} |"
+        )
+    return "\n".join(lines)
+
+
+@dg.asset(
+    deps=[dedup_report],
+    group_name="dedup",
+    kinds={"parquet", "html"},
+    description="The stored history of every dedup measurement (dedup/history.parquet beside the index, "
+    "one row per measurement, write path and threshold, with the backlog figures; polars and DuckDB read "
+    "it directly) and the analysts' report rendered from it: dedup/report.html, one self-contained file "
+    "(plotly.js inlined, opens offline) with the trend per write path and threshold, the largest clusters "
+    "and the paraphrase pairs. Its metadata plots each latest rate and the backlog over time.",
+)
+def dedup_history(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
+    settings = memory.settings()
+    history = read_history(settings.dedup_dir)
+    html = write_report_html(settings.dedup_dir)
+    context.log.info(f"dedup report with {history['measured_at'].n_unique()} measurement(s): {html}")
+    latest = history.filter(pl.col("measured_at") == history["measured_at"].max())
+    metadata: dict[str, object] = {
+        "measurements": history["measured_at"].n_unique(),
+        "first_measured_at": str(history["measured_at"].min()),
+        "trend": dg.MetadataValue.md(trend_markdown(history)),
+        "history": dg.MetadataValue.path(str(history_path(settings.dedup_dir))),
+        "report_html": dg.MetadataValue.path(str(html)),
+    }
+    for r in latest.iter_rows(named=True):
+        metadata[f"{r['write_path']}/{r['threshold']:g}"] = float(r["rate"])
+    if not latest.is_empty():
+        first = latest.row(0, named=True)
+        for key in ("fact_lines", "exact_repeats", "near_duplicates", "clusters"):
+            metadata[f"backlog/{key}"] = int(first[key])
     return dg.MaterializeResult(metadata=metadata)

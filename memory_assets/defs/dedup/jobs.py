@@ -2,12 +2,13 @@
 
 import dagster as dg
 
-from memory_assets.defs.dedup.assets import dedup_report
+from memory_assets.defs.dedup.assets import dedup_history, dedup_report
 
 dedup_measurement_job = dg.define_asset_job(
     "dedup_measurement",
-    selection=[dedup_report],
-    description="Measure near-duplicates in the index and the on-disk backlog.",
+    selection=[dedup_report, dedup_history],
+    description="Measure near-duplicates in the index and the on-disk backlog, append the measurement to "
+    "the history, and render the analysts' HTML report.",
 )
 
 dedup_daily_schedule = dg.ScheduleDefinition(

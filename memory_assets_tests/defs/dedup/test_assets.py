@@ -8,7 +8,7 @@ import polars as pl
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.settings import Settings
 from memory_assets.definitions import defs
-from memory_assets.defs.dedup.assets import dedup_report
+from memory_assets.defs.dedup.assets import dedup_history, dedup_report
 from memory_assets.defs.index.assets import INDEX_ASSETS
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
@@ -64,5 +64,46 @@ def test_report_plots_one_float_per_write_path_and_threshold(settings: Settings,
 def test_dedup_job_and_daily_schedule_are_in_the_code_location() -> None:
     repo = defs.get_repository_def()
     assert repo.get_job("dedup_measurement") is not None
+    assert {
+        a.to_user_string() for a in repo.get_job("dedup_measurement").asset_layer.executable_asset_keys
+    } == {
+        "dedup_report",
+        "dedup_history",
+    }
     schedule = repo.get_schedule_def("dedup_measurement_schedule")
     assert schedule.cron_schedule == "30 4 * * *"
+
+
+def test_each_run_appends_the_history_and_the_history_asset_writes_the_html_report(
+    settings: Settings, embedder: object
+) -> None:
+    """The dedup_measurement job, twice on one instance: two measurements in history.parquet, each
+    tagged with its run, and dedup/report.html rendered from both."""
+    write_facts(settings, date(2026, 11, 1), WATER_LONG, WATER_SHORT, WATER_LONG)
+    Indexer(settings, embedder=embedder).sweep()  # type: ignore[arg-type]
+    instance = dg.DagsterInstance.ephemeral()
+    resources = {"memory": MemoryHomeResource(home=str(settings.home)), "embedder": EmbedderResource()}
+    runs = []
+    for _ in range(2):
+        result = dg.materialize(
+            [*EXTERNAL_ASSETS, *INDEX_ASSETS, dedup_report, dedup_history],
+            selection=[dedup_report, dedup_history],
+            instance=instance,
+            resources=resources,
+        )
+        assert result.success
+        runs.append(result.run_id)
+    history = pl.read_parquet(settings.dedup_dir / "history.parquet")
+    assert sorted(set(history["source"])) == sorted(f"dagster:{r}" for r in runs)
+    assert history["measured_at"].n_unique() == 2
+    meta = result.asset_materializations_for_node("dedup_history")[0].metadata
+    assert meta["measurements"].value == 2
+    assert (
+        meta["archive_log/0.995"].value
+        == history.filter((pl.col("write_path") == "archive_log") & (pl.col("threshold") == 0.995))["rate"][
+            -1
+        ]
+    )
+    assert "| archive_log | 0.995 | 2 |" in meta["trend"].value
+    html = settings.dedup_dir / "report.html"
+    assert meta["report_html"].value == str(html) and "2 measurement(s)" in html.read_text(encoding="utf-8")

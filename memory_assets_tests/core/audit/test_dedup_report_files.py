@@ -1,0 +1,162 @@
+"""The analysts' files: the history every measurement appends to, and the self-contained HTML
+report rendered from it (no external reference; it holds the stored history's figures)."""
+
+import json
+import re
+from datetime import date
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from memory_assets.core.audit.dedup_history import HISTORY_FILE, append_history, read_history
+from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
+from memory_assets.core.home import Home
+from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.settings import Settings
+from memory_assets_tests.conftest import write_facts
+
+WATER_LONG = "The user wants to be reminded to drink water hourly from 9 AM to 9 PM daily."
+WATER_SHORT = "User wants to be reminded to drink water daily."
+
+
+class References(HTMLParser):
+    """Every URL the document would load or link to: src/href/srcset/action/data/poster/content
+    attributes, and url(...) / @import in <style> and style attributes. Script bodies are code,
+    not references (plotly.js names URLs in strings for features this report does not use)."""
+
+    ATTRS = {"src", "href", "srcset", "action", "data", "poster", "xlink:href", "formaction", "background"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[str] = []
+        self.tags: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self._in_style = tag == "style"
+        for name, value in attrs:
+            if value is None:
+                continue
+            if name in self.ATTRS:
+                self.urls.append(value)
+            if name == "style":
+                self.urls += _css_urls(value)
+            if tag == "meta" and name == "content" and "url=" in value.lower():
+                self.urls.append(value)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style":
+            self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.urls += _css_urls(data)
+
+
+def _css_urls(css: str) -> list[str]:
+    return re.findall(r"url\(\s*['\"]?([^'\")]+)", css) + re.findall(r"@import\s+['\"]([^'\"]+)", css)
+
+
+def measured_home(settings: Settings, embedder: object, measurements: int) -> Path:
+    write_facts(settings, date(2026, 11, 1), WATER_LONG, "Lives in Lisbon and works remotely")
+    write_facts(settings, date(2026, 11, 2), WATER_LONG, WATER_SHORT)
+    Indexer(settings, embedder=embedder).sweep()  # type: ignore[arg-type]
+    home = Home(settings)
+    for n in range(measurements):
+        if n:  # the log grows between measurements, so the trend moves
+            write_facts(settings, date(2026, 11, 3 + n), WATER_SHORT, f"Bought {n} new plants")
+            Indexer(settings, embedder=embedder).sweep()  # type: ignore[arg-type]
+        write_measurement(measure_home(settings, home.store), settings.dedup_dir)
+    return settings.dedup_dir
+
+
+def test_every_measurement_appends_one_row_per_write_path_and_threshold(
+    settings: Settings, embedder: object
+) -> None:
+    out = measured_home(settings, embedder, 3)
+    history = pl.read_parquet(out / HISTORY_FILE)  # polars reads it directly
+    assert history["measured_at"].n_unique() == 3
+    per_measurement = history.group_by("measured_at").len()["len"].to_list()
+    assert per_measurement == [3 * 2] * 3  # (archive_log, all_write_paths) x 3 thresholds
+    assert set(history["write_path"]) == {"archive_log", "all_write_paths"}
+    assert sorted(set(history["threshold"])) == [0.92, 0.95, 0.995]
+    assert set(history["source"]) == {"cli"}
+    last = history.filter(pl.col("measured_at") == history["measured_at"].max())
+    report = json.loads((out / "report.json").read_text())
+    for row in last.iter_rows(named=True):
+        path = "across_write_paths" if row["write_path"] == "all_write_paths" else row["write_path"]
+        entry = report[path] if path == "across_write_paths" else report["by_write_path"][path]
+        assert row["rate"] == entry[f"{row['threshold']:g}"] and row["rows"] == entry["rows"]
+        assert row["fact_lines"] == report["backlog"]["fact_lines"] == 8
+    # The rows grew between measurements: the history keeps each one's own figures.
+    assert history.sort("measured_at")["table_rows"].unique(maintain_order=True).to_list() == [4, 6, 8]
+
+
+def test_an_unreadable_history_is_never_overwritten(settings: Settings) -> None:
+    settings.dedup_dir.mkdir(parents=True)
+    (settings.dedup_dir / HISTORY_FILE).write_bytes(b"not parquet")
+    report = {
+        "rows": 0,
+        "by_write_path": {},
+        "across_write_paths": {"rows": 0, "0.95": 0.0},
+        "backlog": {
+            "fact_lines": 0,
+            "logs": 0,
+            "exact_repeats": 0,
+            "near_duplicates": 0,
+            "clusters": 0,
+            "largest_cluster": {"size": 0},
+        },
+    }
+    from datetime import UTC, datetime
+
+    with pytest.raises(
+        ValueError, match=r"history.parquet: the dedup history cannot be read .* move it aside"
+    ):
+        append_history(settings.dedup_dir, report, datetime.now(UTC), "cli")
+    assert (settings.dedup_dir / HISTORY_FILE).read_bytes() == b"not parquet"
+
+
+def test_the_html_report_is_self_contained_and_holds_the_stored_figures(
+    settings: Settings, embedder: object
+) -> None:
+    out = measured_home(settings, embedder, 2)
+    path = write_report_html(out, settings.home / "exports" / "dedup.html")
+    text = path.read_text(encoding="utf-8")
+
+    parser = References()
+    parser.feed(text)
+    assert "script" in parser.tags and "table" in parser.tags
+    external = [u for u in parser.urls if not u.startswith("#")]
+    assert external == [], f"the report references outside itself: {external}"
+    assert not re.search(r"<script[^>]+src=", text) and not re.search(r"<link[^>]+href=", text)
+    assert "plotly.js v" in text  # the charting library is inlined, not fetched
+
+    history = read_history(out)
+    # Every stored figure is in the history table, and in the trend chart's data.
+    for row in history.iter_rows(named=True):
+        cells = f'<td>{row["write_path"]}</td><td class="num">{row["threshold"]:g}</td><td class="num">{100 * row["rate"]:.1f}%</td><td class="num">{row["rows"]}</td>'
+        assert cells in text, cells
+    figure_data = [
+        json.loads(m) for m in re.findall(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", text, re.S)
+    ]
+    assert len(figure_data) == 2  # the trend and the backlog
+    traces = {(t["name"], t.get("xaxis", "x")): t for t in figure_data[0]}
+    assert len(traces) == 2 * 3  # two write paths, one subplot per threshold
+    archive_995 = history.filter((pl.col("write_path") == "archive_log") & (pl.col("threshold") == 0.995))
+    assert traces[("archive_log", "x")]["y"] == pytest.approx(archive_995["rate"].to_list())
+    backlog = {t["name"]: t["y"] for t in figure_data[1]}
+    assert backlog["fact lines"] == [4, 6]
+    # The largest cluster and the paraphrase pair, with the less informative side named.
+    assert (
+        "drink water" in text
+        and '<td class="less">User wants to be reminded to drink water daily.</td>' in text
+    )
+
+
+def test_the_html_report_says_what_to_run_when_nothing_was_measured(settings: Settings) -> None:
+    with pytest.raises(ValueError, match="report.json does not exist: run `memory-assets dedup-report`"):
+        write_report_html(settings.dedup_dir)
