@@ -17,14 +17,15 @@ the partition list is the history of the capture tier. Two facts of Dagster shap
   has ``BackfillPolicy.multi_run(DAYS_PER_RUN)``, so a year of sparse logs is a handful of runs.
 
 **Order.** Dagster keeps dynamic partitions in the order they were added, and a range (a
-backfill's, the dream's batch) is a range in that order. Days are added oldest first, so the
-order is the calendar's; a day older than the newest registered one (a log restored from a
-backup, a turn replayed with ``--at`` into the past) is appended at the end of the list. A run
-over a range still indexes exactly the days of its range, whatever their order.
+backfill's, the dream's batch) is a range in that order, so the keys must stay in calendar
+order. New days are added oldest first; a day older than a registered one (a log restored from
+a backup, a turn replayed with ``--at`` into the past, a legacy row exported to its own day)
+re-registers the later days after it: their keys are deleted and added again in order. That
+touches only the list of keys: materialisations, checks and runs are recorded by key and stay.
 
 **Extending it.** Issue-sized changes to the partitioning (one home per user, say: a key per
 user and day) belong here: ``day_key``/``day_of`` are the only code that turns a day into a key
-and back, and ``register_days``/``register_days_request`` the only code that adds keys.
+and back, and ``register_days``/``register_days_requests`` the only code that adds keys.
 """
 
 from collections.abc import Iterable
@@ -56,26 +57,43 @@ def day_of(key: str) -> date:
     return date.fromisoformat(key)
 
 
-def unregistered(instance: dg.DagsterInstance, days: Iterable[date | str]) -> list[str]:
-    """The keys of ``days`` that have no partition yet, oldest first."""
-    known = set(instance.get_dynamic_partitions(LOG_DAYS))
-    return sorted({day_key(d) for d in days} - known)
+def _reordering(instance: dg.DagsterInstance, days: Iterable[date | str]) -> tuple[list[str], list[str]]:
+    """(keys to delete, keys to add, in this order) so that every day of ``days`` has a partition
+    and the keys stay in calendar order: the registered keys from the first one out of place on
+    are deleted and added again with the new ones."""
+    known = list(instance.get_dynamic_partitions(LOG_DAYS))
+    target = sorted(set(known) | {day_key(d) for d in days})
+    if target == known:
+        return [], []
+    keep = 0
+    while keep < len(known) and known[keep] == target[keep]:
+        keep += 1
+    return known[keep:], target[keep:]
 
 
-def register_days_request(
+def register_days_requests(
     instance: dg.DagsterInstance, days: Iterable[date | str]
-) -> dg.AddDynamicPartitionsRequest | None:
-    """A sensor's request adding the days that have no partition yet (``None`` when all have)."""
-    new = unregistered(instance, days)
-    return log_days.build_add_request(new) if new else None
+) -> list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest]:
+    """A sensor's requests giving every day of ``days`` a partition, in calendar order (none when
+    all have one); the daemon applies them in order, before the tick's run requests."""
+    delete, add = _reordering(instance, days)
+    requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
+    if delete:
+        requests.append(log_days.build_delete_request(delete))
+    if add:
+        requests.append(log_days.build_add_request(add))
+    return requests
 
 
 def register_days(instance: dg.DagsterInstance, days: Iterable[date | str]) -> list[str]:
-    """Add the days that have no partition yet (from a run, the demo or a test); returns them."""
-    new = unregistered(instance, days)
-    if new:
-        instance.add_dynamic_partitions(LOG_DAYS, new)
-    return new
+    """Give every day of ``days`` a partition, in calendar order (from a run, the demo or a test);
+    returns the keys added (re-added ones included)."""
+    delete, add = _reordering(instance, days)
+    for key in delete:
+        instance.delete_dynamic_partition(LOG_DAYS, key)
+    if add:
+        instance.add_dynamic_partitions(LOG_DAYS, add)
+    return add
 
 
 def day_range_tags(first: date | str, last: date | str) -> dict[str, str]:

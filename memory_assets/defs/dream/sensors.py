@@ -15,7 +15,7 @@ from memory_assets.core.dream.pacing import IDLE, LINT, decide
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
 from memory_assets.defs.index.sensors import IN_FLIGHT
-from memory_assets.defs.partitions import day_range_tags, register_days_request
+from memory_assets.defs.partitions import day_range_tags, register_days_requests
 from memory_assets.defs.resources import MemoryHomeResource
 
 
@@ -53,9 +53,9 @@ def dream_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
             ]
         )
     # The batch's days have partitions (daily_log_sensor adds them); added here too if it has not yet.
-    register = register_days_request(context.instance, decision.days)
+    registers = register_days_requests(context.instance, decision.days)
     return dg.SensorResult(
-        dynamic_partitions_requests=[register] if register is not None else None,
+        dynamic_partitions_requests=registers,
         run_requests=[
             dg.RunRequest(
                 run_key=f"dream:{decision.batch_key}:{attempt}",

@@ -32,7 +32,7 @@ from memory_assets.defs.index.external import (
     vault_pages,
 )
 from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
-from memory_assets.defs.partitions import day_key, register_days_request
+from memory_assets.defs.partitions import day_key, register_days_requests
 from memory_assets.defs.resources import MemoryHomeResource
 
 IN_FLIGHT = {
@@ -88,7 +88,7 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
     # no day is ever outside the partitions (defs/partitions.py).
     scan = stale_days(indexer, cursor, run_states(context.instance), date.min, date.max)
     watermark = scan.watermark
-    register = register_days_request(
+    registers = register_days_requests(
         context.instance, [d for d, _ in list_logs(settings.archive_dir)] + [s.day for s in scan.stale]
     )
     events: list = [
@@ -116,14 +116,14 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
             ),
         ],
     )
-    if not runs and not events and register is None:
+    if not runs and not events and not registers:
         return dg.SensorResult(
             skip_reason="the index is up to date with every daily log", cursor=cursor.dump()
         )
     return dg.SensorResult(
         run_requests=runs,
         asset_events=events,
-        dynamic_partitions_requests=[register] if register is not None else None,
+        dynamic_partitions_requests=registers,
         cursor=cursor.dump(),
     )
 

@@ -45,6 +45,7 @@ def test_the_sensor_requests_the_batch_and_the_dream_job_consolidates_it(setting
     assert date.fromisoformat(last) in days
     # The batch's days get their partitions in the same tick, oldest first.
     [added] = first.dynamic_partitions_requests
+    assert isinstance(added, dg.AddDynamicPartitionsRequest)
     assert added.partitions_def_name == LOG_DAYS and added.partition_keys == sorted(added.partition_keys)
     assert {early.isoformat(), last} <= set(added.partition_keys)
     instance.add_dynamic_partitions(LOG_DAYS, list(added.partition_keys))

@@ -60,8 +60,11 @@ def test_one_run_over_a_range_of_days_records_each_day_with_its_own_numbers_and_
     days = [date(2026, 3, 2), date(2026, 7, 14), date(2026, 11, 20)]  # sparse: months apart
     for n, day in enumerate(days):
         write_facts(settings, day, *[f"Fact number {k} of {day}" for k in range(n + 1)])
+    assert register_days(instance, days[1:]) == [d.isoformat() for d in days[1:]]
+    # An older day: the later keys are added again after it, so the keys keep calendar order.
     assert register_days(instance, days) == [d.isoformat() for d in days]
     assert register_days(instance, days) == []  # already there
+    assert instance.get_dynamic_partitions("log_days") == [d.isoformat() for d in days]
     result = dg.materialize(
         [*EXTERNAL_ASSETS, archive_index],
         instance=instance,

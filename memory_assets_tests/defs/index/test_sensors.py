@@ -41,12 +41,21 @@ def tick(
     )
     result = sensor(context)
     for request in result.dynamic_partitions_requests or []:
-        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+        if isinstance(request, dg.DeleteDynamicPartitionsRequest):
+            for key in request.partition_keys:
+                instance.delete_dynamic_partition(request.partitions_def_name, key)
+        else:
+            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
     return result
 
 
 def added(result: dg.SensorResult) -> list[str]:
-    return [k for r in result.dynamic_partitions_requests or [] for k in r.partition_keys]
+    return [
+        k
+        for r in result.dynamic_partitions_requests or []
+        if isinstance(r, dg.AddDynamicPartitionsRequest)
+        for k in r.partition_keys
+    ]
 
 
 def partitions(result: dg.SensorResult) -> list[str]:
@@ -197,6 +206,17 @@ def test_every_log_day_gets_a_partition_oldest_first_and_no_empty_day_does(setti
     assert added(second) == ["2026-11-20"] and partitions(second) == ["2026-11-20"]
     instance = _INSTANCES[str(settings.home)]
     assert instance.get_dynamic_partitions("log_days") == ["2025-06-01", "2026-11-19", "2026-11-20"]
+    # A log older than the newest day (restored from a backup): the keys stay in calendar order,
+    # so a range of days is what it says.
+    write_facts(settings, D1, "Restored from a backup")
+    third = tick(daily_log_sensor, settings, second.cursor)
+    assert added(third) == ["2026-11-18", "2026-11-19", "2026-11-20"] and partitions(third) == ["2026-11-18"]
+    assert instance.get_dynamic_partitions("log_days") == [
+        "2025-06-01",
+        "2026-11-18",
+        "2026-11-19",
+        "2026-11-20",
+    ]
 
 
 def test_a_consolidated_old_log_gets_a_partition_and_no_run(settings: Settings) -> None:
