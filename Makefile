@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export LANCEDB_LOG := error
 
-.PHONY: setup demo test test-fast lint ui bench clean
+.PHONY: setup demo test test-fast test-ui browser lint ui bench clean
 
 setup: $(VENV)/.installed $(DAGSTER_HOME)/dagster.yaml
 
@@ -30,9 +30,26 @@ $(DAGSTER_HOME)/dagster.yaml: Makefile
 demo: setup
 	$(BIN)/python -m memory_assets.demo
 
-test: setup lint
+test: setup lint browser
 	$(BIN)/dagster definitions validate
 	$(BIN)/pytest
+
+# The browser tests alone: the Dagster UI driven as a person uses it, and the dedup report opened
+# offline. Screenshots of each step go to ui-screenshots/.
+test-ui: setup browser
+	$(BIN)/pytest -m ui
+
+# The browser tests drive Debian's chromium-headless-shell (never a downloaded browser: no
+# `playwright install`). Installed here when missing and running as root (CI does); otherwise the
+# tests skip and say why.
+CHROMIUM := /usr/bin/chromium-headless-shell
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell; \
+	else \
+		echo "$(CHROMIUM) is missing and this is not root: the browser tests will skip (install it with: apt-get install chromium-headless-shell)"; \
+	fi
 
 test-fast: setup
 	$(BIN)/pytest -m "not slow"
@@ -59,4 +76,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_server.py
 
 clean:
-	rm -rf $(VENV) .memory_home .dagster_home
+	rm -rf $(VENV) .memory_home .dagster_home ui-screenshots

@@ -191,6 +191,7 @@ class DayScan:
     stale: list[StaleDay] = field(default_factory=list)
     grown: list[LogGrowth] = field(default_factory=list)
     newly_outside: list[date] = field(default_factory=list)  # logs with rows outside [first, today]
+    current: list[date] = field(default_factory=list)  # days with a log whose index is up to date
     watermark: date | None = None
 
 
@@ -246,6 +247,8 @@ def stale_days(
                 scan.newly_outside.append(day)
             continue
         if freshness.up_to_date(key, digest):
+            if sig is not None:
+                scan.current.append(day)
             continue
         attempt = freshness.due(key, digest)
         if attempt is None:

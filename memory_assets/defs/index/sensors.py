@@ -23,7 +23,7 @@ from memory_assets.core.index.freshness import (
     stale_days,
     stale_files,
 )
-from memory_assets.defs.index.assets import archival_memories
+from memory_assets.defs.index.assets import archival_memories, archive_index
 from memory_assets.defs.index.external import (
     consolidation_log,
     core_files,
@@ -98,6 +98,23 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
             metadata={"size": g.size, "facts": g.facts, "skipped_lines": g.skipped_lines},
         )
         for g in scan.grown
+    ]
+    # A day whose index already matches its log though no run of archive_index recorded it (the
+    # write path, the CLI or the assistant indexed it, or the dream consolidated it) is recorded
+    # once, as a materialisation this sensor reports: the UI shows no missing work where none is.
+    materialized = context.instance.get_materialized_partitions(archive_index.key)
+    events += [
+        dg.AssetMaterialization(
+            asset_key=archive_index.key,
+            partition=day_key(day),
+            metadata={
+                "reported_by": "daily_log_sensor",
+                "reason": "the index already matches this log; no run of archive_index recorded it (the "
+                "write path, the CLI or the assistant indexed it, or the dream consolidated it)",
+            },
+        )
+        for day in scan.current
+        if day_key(day) not in materialized
     ]
     runs = [
         dg.RunRequest(

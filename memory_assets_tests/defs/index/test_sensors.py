@@ -31,8 +31,8 @@ def tick(
     cursor: str | None,
     instance: dg.DagsterInstance | None = None,
 ) -> dg.SensorResult:
-    """One evaluation, then what the daemon does with its partition requests (on the home's
-    instance: one ephemeral instance per home unless one is given)."""
+    """One evaluation, then what the daemon does with its partition requests and asset events (on
+    the home's instance: one ephemeral instance per home unless one is given)."""
     instance = instance or _INSTANCES.setdefault(str(settings.home), dg.DagsterInstance.ephemeral())
     context = dg.build_sensor_context(
         instance=instance,
@@ -46,6 +46,8 @@ def tick(
                 instance.delete_dynamic_partition(request.partitions_def_name, key)
         else:
             instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    for event in result.asset_events or []:
+        instance.report_runless_asset_event(event)
     return result
 
 
@@ -217,6 +219,25 @@ def test_every_log_day_gets_a_partition_oldest_first_and_no_empty_day_does(setti
         "2026-11-19",
         "2026-11-20",
     ]
+
+
+def test_a_day_indexed_outside_dagster_is_recorded_once_as_materialised(
+    settings: Settings, embedder: Embedder
+) -> None:
+    """`memory-assets reindex` (or the write path) indexed the logs: the first tick requests nothing
+    and records each day's archive_index partition as materialised, once, so the UI shows no
+    missing work; a day whose index is behind is requested, not recorded."""
+    write_facts(settings, D1, "Indexed by the CLI")
+    write_facts(settings, D2, "Also indexed by the CLI")
+    Indexer(settings, embedder=embedder).sweep()
+    write_facts(settings, D3, "Not indexed yet")
+    first = tick(daily_log_sensor, settings, None)
+    reported = sorted(e.partition for e in first.asset_events if e.asset_key == dg.AssetKey("archive_index"))
+    assert reported == ["2026-11-18", "2026-11-19"] and partitions(first) == ["2026-11-20"]
+    instance = _INSTANCES[str(settings.home)]
+    assert instance.get_materialized_partitions(dg.AssetKey("archive_index")) == {"2026-11-18", "2026-11-19"}
+    second = tick(daily_log_sensor, settings, first.cursor)
+    assert not [e for e in second.asset_events or [] if e.asset_key == dg.AssetKey("archive_index")]
 
 
 def test_a_consolidated_old_log_gets_a_partition_and_no_run(settings: Settings) -> None:
