@@ -74,6 +74,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_reconcile.py
 	$(BIN)/python benchmarks/bench_accounted.py
 	$(BIN)/python benchmarks/bench_server.py
+	$(BIN)/python benchmarks/bench_sparse_days.py
 
 clean:
 	rm -rf $(VENV) .memory_home .dagster_home ui-screenshots

@@ -79,7 +79,6 @@ def main() -> int:
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_sensor_"))
     first_day = date(2023, 1, 1)
-    os.environ["MEMORY_PARTITIONS_START"] = first_day.isoformat()  # every log has a partition
     try:
         settings = Settings.load(root / "home", env={})
         init_home(settings)

@@ -160,3 +160,56 @@ def test_the_html_report_is_self_contained_and_holds_the_stored_figures(
 def test_the_html_report_says_what_to_run_when_nothing_was_measured(settings: Settings) -> None:
     with pytest.raises(ValueError, match="report.json does not exist: run `memory-assets dedup-report`"):
         write_report_html(settings.dedup_dir)
+
+
+@pytest.mark.slow
+@pytest.mark.ui
+def test_the_html_report_opens_offline_in_a_browser_and_draws_the_trend(
+    settings: Settings, embedder: object
+) -> None:
+    """Debian's chromium-headless-shell opens the file with every network request refused: the
+    page asks for nothing but itself, and plotly draws the trend from the stored history."""
+    from memory_assets_tests.test_definitions_ui import CHROMIUM, SCREENSHOTS, require_browser
+
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    out = measured_home(settings, embedder, 2)
+    path = write_report_html(out)
+    history = read_history(out)
+    requested: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+
+            def refuse_the_network(route: object) -> None:
+                url = route.request.url  # type: ignore[attr-defined]
+                requested.append(url)
+                if url.startswith("file://"):
+                    route.continue_()  # type: ignore[attr-defined]
+                else:
+                    route.abort()  # type: ignore[attr-defined]
+
+            page.route("**/*", refuse_the_network)
+            page.goto(path.as_uri(), wait_until="load")
+            page.locator(".js-plotly-plot .main-svg").first.wait_for()
+            drawn = page.evaluate(
+                "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => p.data.map(t => [t.name, t.y]))"
+            )
+            target = SCREENSHOTS / "dedup-report"
+            target.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(target / "report-offline.png"), full_page=True)
+        finally:
+            browser.close()
+    assert requested == [path.as_uri()], requested  # nothing but the file itself
+    trend, backlog = drawn
+    assert len(trend) == 2 * 3
+    for name, ys in trend:
+        stored = history.filter(pl.col("write_path") == name).sort("measured_at")
+        assert any(
+            ys == pytest.approx(stored.filter(pl.col("threshold") == t)["rate"].to_list())
+            for t in (0.995, 0.95, 0.92)
+        )
+    assert dict(backlog)["fact lines"] == [4, 6]
+    assert (SCREENSHOTS / "dedup-report" / "report-offline.png").stat().st_size > 10_000

@@ -1,0 +1,227 @@
+"""A backfill over a year of sparse daily logs, before and after the sparse-days change.
+
+    .venv/bin/python benchmarks/bench_sparse_days.py               # a year: 366 days, ~1 in 4 with a log
+    .venv/bin/python benchmarks/bench_sparse_days.py --days 60     # a shorter span, for a quick look
+
+One generated home: a log on about one day in four over the span (3 fact lines each), indexed
+for real first (the bundled model), so both backfills find the index up to date: what the UI
+invited on the demo home ("382 missing partitions") is work for nothing. Then, each under its
+own ``dagster dev`` (webserver and daemon, a fresh ``DAGSTER_HOME`` with one run at a time, as
+``make setup`` writes it), the backfill a person launches from the UI, through the same GraphQL
+mutation the Materialize dialog sends:
+
+* **before**: ``baselines/daily_partitions_location.py``, the old shape: a partition per calendar
+  day from the oldest log to today, no backfill policy; the backfill selects every partition
+  (the UI's "All"), one run per day;
+* **after**: ``memory_assets.definitions``: a partition per day that has a log (registered as the
+  daily_log_sensor does), ``BackfillPolicy.multi_run(100)``; the backfill selects every
+  partition.
+
+For each: partitions, runs launched, and wall time from the launch until the backfill completed.
+Figures go to stdout, progress to stderr.
+"""
+
+# ruff: noqa: I001  (_common must be imported first: it sets LANCEDB_LOG / HF_HUB_OFFLINE)
+import _common  # noqa: F401
+
+import argparse
+import contextlib
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from _common import log, table
+
+from fixtures.sentences import fact_sentences
+from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
+from memory_assets.core.home import Home
+from memory_assets.core.ops.status import init_home
+from memory_assets.core.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DAGSTER_YAML = "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n"
+
+
+def seed(settings: Settings, days: int, share: float, seed_value: int = 19) -> int:
+    rng = random.Random(seed_value)
+    today = datetime.now(UTC).date()
+    texts = fact_sentences(days * 3, seed=seed_value)
+    written = 0
+    for n in range(days):
+        day = today - timedelta(days=days - 1 - n)
+        if n in (0, days - 1) or rng.random() < share:  # the span's ends always have a log
+            facts = [LogFact(texts[3 * n + k][1], texts[3 * n + k][0]) for k in range(3)]
+            append_facts(
+                settings.archive_dir,
+                f"sp{n:06d}",
+                facts,
+                now=datetime(day.year, day.month, day.day, 9, tzinfo=UTC),
+            )
+            written += 1
+    return written
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop(0)
+        found.append(current)
+        todo += children.get(current, [])
+    return found
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGINT, then SIGKILL to each process of its tree still there after a grace period."""
+    tree = descendants(process.pid)
+    process.send_signal(signal.SIGINT)
+    time.sleep(10)
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    response = requests.post(
+        f"{url}/graphql", json={"query": query, "variables": variables or {}}, timeout=60
+    )
+    response.raise_for_status()
+    body = response.json()
+    if "errors" in body:
+        raise RuntimeError(body["errors"])
+    return body["data"]
+
+
+LAUNCH = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
+  ... on InvalidSubsetError { message } } }"""
+STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill {
+  status numPartitions runs(limit: 1000) { runId status } } } }"""
+PARTITIONS = """{ assetNodeOrError(assetKey: {path: ["archive_index"]}) { ... on AssetNode {
+  partitionKeysByDimension { partitionKeys } } } }"""
+
+
+def backfill(
+    label: str, location: list[str], settings: Settings, work: Path, register: list[str]
+) -> dict[str, Any]:
+    dagster_home = work / f"dagster_home_{label}"
+    dagster_home.mkdir()
+    (dagster_home / "dagster.yaml").write_text(DAGSTER_YAML)
+    env = {**os.environ, "MEMORY_HOME": str(settings.home), "DAGSTER_HOME": str(dagster_home)}
+    if register:
+        import dagster as dg
+
+        from memory_assets.defs.partitions import register_days
+
+        with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+            register_days(instance, register)  # what daily_log_sensor does on its first tick
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [str(BIN / "dagster"), "dev", "-h", "127.0.0.1", "-p", str(port), *location],
+        cwd=ROOT,
+        env={**env, "PYTHONPATH": str(ROOT / "benchmarks")},
+        stdout=(work / f"dagster_dev_{label}.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        while True:
+            try:
+                if requests.get(f"{url}/server_info", timeout=2).ok:
+                    break
+            except requests.ConnectionError:
+                time.sleep(1)
+        keys = graphql(url, PARTITIONS)["assetNodeOrError"]["partitionKeysByDimension"][0]["partitionKeys"]
+        log(f"{label}: {len(keys)} partitions; launching the backfill of all of them")
+        start = time.perf_counter()
+        launched = graphql(
+            url, LAUNCH, {"p": {"assetSelection": [{"path": ["archive_index"]}], "partitionNames": keys}}
+        )["launchPartitionBackfill"]
+        if launched["__typename"] != "LaunchBackfillSuccess":
+            raise RuntimeError(launched)
+        while True:
+            state = graphql(url, STATUS, {"id": launched["backfillId"]})["partitionBackfillOrError"]
+            if state["status"] not in ("REQUESTED",):
+                break
+            time.sleep(2)
+        seconds = time.perf_counter() - start
+        runs = state["runs"]
+        log(f"{label}: {state['status']} in {seconds:.0f} s, {len(runs)} runs")
+        return {
+            "partitions": len(keys),
+            "runs": len(runs),
+            "succeeded": sum(r["status"] == "SUCCESS" for r in runs),
+            "seconds": seconds,
+            "status": state["status"],
+        }
+    finally:
+        stop(process)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--days", type=int, default=366, help="calendar days the logs span (default 366)")
+    parser.add_argument("--share", type=float, default=0.25, help="share of days with a log (default 0.25)")
+    parser.add_argument("--only", choices=["before", "after"], help="measure one side only")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-sparse-") as tmp:
+        work = Path(tmp)
+        settings = Settings.load(work / "home", env={})
+        init_home(settings)
+        logs = seed(settings, args.days, args.share)
+        log(f"{logs} daily logs over {args.days} days; indexing them")
+        Home(settings).ready().indexer.sweep()
+        days = [d.isoformat() for d, _ in list_logs(settings.archive_dir)]
+        results = {}
+        if args.only != "after":
+            results["before"] = backfill(
+                "before",
+                ["-f", str(ROOT / "benchmarks" / "baselines" / "daily_partitions_location.py")],
+                settings,
+                work,
+                [],
+            )
+        if args.only != "before":
+            results["after"] = backfill("after", ["-m", "memory_assets.definitions"], settings, work, days)
+    print(f"A backfill of archive_index over {args.days} days with {logs} daily logs (index up to date):")
+    rows = [
+        [side, r["partitions"], r["runs"], r["succeeded"], f"{r['seconds']:.0f}", r["status"]]
+        for side, r in results.items()
+    ]
+    print(
+        table(rows, ["shape", "partitions", "runs launched", "runs succeeded", "wall time (s)", "backfill"])
+    )
+    if len(results) == 2:
+        b, a = results["before"], results["after"]
+        print(f"runs: {b['runs']} -> {a['runs']}; wall time: {b['seconds'] / a['seconds']:.1f}x shorter")
+    return 0 if all(r["status"] == "COMPLETED_SUCCESS" for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
