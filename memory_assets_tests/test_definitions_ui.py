@@ -295,6 +295,7 @@ def test_a_person_backfills_reads_the_report_checks_and_sensors_in_the_ui(ui: di
         try:
             page = browser.new_page(viewport=VIEWPORT)
             page.set_default_timeout(60_000)
+            expect.set_options(timeout=30_000)  # a shared 2-core machine: the UI loads slowly at times
             steps = Steps(page)
 
             # 1. The first visit: the community dialog covers the page; skip it.
@@ -359,7 +360,9 @@ def test_a_person_backfills_reads_the_report_checks_and_sensors_in_the_ui(ui: di
             # 6. dedup_report's metadata, plotted over its two measurements.
             page.goto(url + "/assets/dedup_report", wait_until="networkidle")
             page.get_by_role("button", name="Plots").click()
-            expect(page.get_by_text("archive_log/0.95", exact=True).first).to_be_visible()
+            title = page.get_by_text("all_write_paths/0.95", exact=True).first
+            title.scroll_into_view_if_needed()
+            expect(title).to_be_visible()
             expect(page.locator("canvas").first).to_be_visible()
             steps.shot("dedup-report-plots")
 
@@ -373,13 +376,14 @@ def test_a_person_backfills_reads_the_report_checks_and_sensors_in_the_ui(ui: di
             # 8. A sensor turned off, then on again.
             assert sensor_status(url, "daily_log_sensor") == "RUNNING"
             page.goto(url + "/locations/memory_assets/sensors/daily_log_sensor", wait_until="networkidle")
-            switch = page.get_by_role("checkbox").first
+            switch = page.get_by_role("checkbox").first  # the sensor's on/off switch
+            toggle = page.locator("label:has(input[type=checkbox])").first  # what a person clicks
             expect(switch).to_be_checked()
-            switch.click()
+            toggle.click()
             expect(switch).not_to_be_checked()
             wait_until(lambda: sensor_status(url, "daily_log_sensor") == "STOPPED")
             steps.shot("sensor-off")
-            switch.click()
+            toggle.click()
             expect(switch).to_be_checked()
             wait_until(lambda: sensor_status(url, "daily_log_sensor") == "RUNNING")
             steps.shot("sensor-on")
