@@ -103,6 +103,7 @@ def _range_check_evaluation(
     ).records
     target = None
     if records:
+        # Not exported by dagster 1.13 (pinned); its own check-result path builds it the same way.
         from dagster._core.definitions.asset_checks.asset_check_evaluation import (
             AssetCheckEvaluationTargetMaterializationData,
         )
