@@ -240,6 +240,8 @@ def stale_days(
                 if cached is None or cached[3] != facts:  # the log gained facts (a touch is no change)
                     scan.grown.append(LogGrowth(day, sig[1], facts, plan.skipped_lines))
             files[key] = [sig_text, inputs, digest, facts]
+            if digest == EMPTY_DIGEST and key not in state:
+                digest = None  # no rows to index and none recorded (every line folded): nothing to do
         if not first <= day <= today:
             # A day with no rows to index (every line folded) loses nothing by its missing partition.
             if digest not in (None, EMPTY_DIGEST) and day.isoformat() not in cursor.outside:
