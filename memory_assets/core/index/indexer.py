@@ -510,9 +510,14 @@ class Indexer:
             sweep.add(result)
         inserted = sum(f.inserted for f in sweep.files)
         if sweep.files_updated and (
-            full or inserted >= OPTIMIZE_AFTER_ROWS or self.store.stats().fragments > MAX_FRAGMENTS
+            full
+            or bulk is not None
+            or inserted >= OPTIMIZE_AFTER_ROWS
+            or self.store.stats().fragments > MAX_FRAGMENTS
         ):
-            # New rows are searched flat until optimize folds them into the full-text index.
+            # New rows are searched flat until optimize folds them into the full-text index. A bulk
+            # fill (the first reindex of a home) always folds them: the index was created with the
+            # empty table and would otherwise cover none of its rows until some later optimize.
             self.optimize()
             sweep.optimized = True
         sweep.rows = self.store.count()

@@ -287,3 +287,16 @@ def test_a_crash_half_way_through_a_reindex_converges_on_the_next_run(
     retry = Indexer(settings, embedder=indexer.embedder).sweep()  # the state was not advanced by the crash
     assert (retry.embedded, retry.deleted) == (1, 0)
     assert contents(indexer.store) == sorted(FACTS[1:3])
+
+
+def test_the_first_reindex_leaves_the_full_text_index_covering_every_row(
+    settings: Settings, indexer: Indexer
+) -> None:
+    # The full-text index is created with the empty table; a first reindex of a small home (a bulk
+    # fill far below the optimize threshold) used to leave it covering none of the rows.
+    write_facts(settings, DAY, *FACTS)
+    indexer.sweep()
+    table = indexer.store.table()
+    name = next(i.name for i in table.list_indices() if i.columns == ["content"])
+    stats = table.index_stats(name)
+    assert (stats.num_indexed_rows, stats.num_unindexed_rows) == (len(FACTS), 0)
