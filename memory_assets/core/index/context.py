@@ -79,7 +79,7 @@ async def _with_context(
             if row["id"] not in known:
                 scorer.vectors.setdefault(row["id"], matrix[i])
                 fresh.append(row)
-    neighbours = {s.id: s for s in await scorer.scored(fresh)}
+    neighbours = {s.id: s for s in scorer.scored(fresh)}
     by_block: dict[tuple[object, ...], list[_Scored]] = {}
     for s in [*known.values(), *neighbours.values()]:
         by_block.setdefault(_block_key(s.row), []).append(s)

@@ -8,9 +8,10 @@ Every candidate is scored on both legs (design §5.7)::
           + 0.2 * recency           (only when the question asks about the current state)
 
 ``semantic`` is the cosine of the query and the row's stored vector, computed for every candidate
-whichever leg found it; ``bm25`` is the row's BM25 score for the query divided by the query's
-best, looked up for the rows the full-text leg did not return (0 only when the row shares no term
-with the query). ``recency`` is ``0.5 ** (age / 90 days)`` of the FACT (its log date or the page's
+whichever leg found it; ``bm25`` is the row's BM25 score for the query, with the query's candidates
+as the collection (``lexical.py``), divided by the best candidate's: computed from the rows' text
+for every candidate whichever leg found it, so it never depends on the full-text index's state
+(whether an optimize has run). ``recency`` is ``0.5 ** (age / 90 days)`` of the FACT (its log date or the page's
 ``updated``); on any other question it only breaks ties. Dates in the question ("on 12 May", "in
 March 2026", "last week") are windows (``query_dates.py``). Without an embedder it is full-text
 only, and full text takes the semantic weight too (1.03). The weights and the legs' candidate
@@ -21,8 +22,8 @@ hop only lifts candidates already found, with no extra query (``_second_hop``). 
 hits (cosine >= 0.95 between returned rows) collapse into the best one, which carries how many it
 absorbed (``Hit.duplicates``), so a fact repeated on many days cannot fill the top k.
 
-``_Scorer`` holds one query's scoring state (its BM25 scores, vectors, windows and tombstones);
-it reads the table only to look up BM25 scores and never writes. ``Hit`` and ``ContextLine`` are
+``_Scorer`` holds one query's scoring state (its lexical collection, vectors, windows and
+tombstones, and the table handle ``context.py`` reads neighbours through); it never writes. ``Hit`` and ``ContextLine`` are
 what search hands out; ``Hit.to_dict()`` writes the ``bm25`` fraction under the key
 ``full_text``, the key its readers know.
 """
@@ -36,8 +37,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from memory_assets.core.index.lexical import Lexical
 from memory_assets.core.index.query_dates import DateWindow, content_windows
-from memory_assets.core.index.store import id_in
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 from memory_assets.core.text import json_object, stem
@@ -94,7 +95,7 @@ class ContextLine:
 @dataclass
 class Hit:
     """One search result: the row's fields, its score and the terms of it (``semantic``; ``bm25``,
-    the row's BM25 score over the query's best; ``recency``; ``date_match``)."""
+    the row's BM25 score over the best candidate's; ``recency``; ``date_match``)."""
 
     id: str
     content: str
@@ -245,50 +246,8 @@ class _Scorer:
             tombs,
         )
         self.fts = fts and bool(text)
-        self.bm25: dict[str, float] = {}
-        self.best = 0.0
-        self.text_complete = True  # the full-text leg returned every matching row (not cut at its depth)
-        self.leg_best: tuple[str, float] | None = None  # the full-text leg's best row and score
-        self.leg_last = 0.0  # ... and its last (lowest) score
+        self.lexical: Lexical | None = None  # the candidates' BM25 (lexical.py), set by the first scored()
         self.vectors: dict[str, np.ndarray] = {}
-
-    async def bm25_of(self, clause: str, at_most: int) -> dict[str, float]:
-        """BM25 scores of the (at most ``at_most``) rows under ``clause`` that share a term with the
-        query. LanceDB's scores use the whole table's statistics under a filter, so they compare
-        with the leg's."""
-        if not self.fts:
-            return {}
-        data = await (
-            self.table.query()
-            .nearest_to_text(self.text)
-            .where(_and(self.where, clause))
-            .limit(at_most)
-            .select(["id", "_score"])
-            .to_arrow()
-        )
-        return dict(
-            zip(data.column("id").to_pylist(), map(float, data.column("_score").to_pylist()), strict=True)
-        )
-
-    async def look_up_bm25(self, ids: Sequence[str]) -> None:
-        """The BM25 score of rows the full-text leg did not return. When the leg was not cut at its
-        depth, every row it missed shares no term with the query (0). Otherwise LanceDB scores them
-        under an id filter: exact for rows in the full-text index (its statistics are the whole
-        table's). Rows added since the last ``optimize`` are scored flat, over the filtered rows
-        only; the leg's best row, scored alongside, shows it and rescales them. Either way a row the
-        leg did not return scores at most the leg's last score, which bounds it."""
-        missing = [i for i in ids if i not in self.bm25]
-        if not self.fts or not missing:
-            return
-        if not self.text_complete and self.leg_best is not None:
-            best_id, best_score = self.leg_best
-            found = await self.bm25_of(id_in([*missing, best_id]), len(missing) + 1)
-            seen = found.pop(best_id, 0.0)
-            scale = best_score / seen if seen > 0 and abs(seen - best_score) > 1e-6 * best_score else 1.0
-            for row_id, value in found.items():
-                self.bm25[row_id] = min(value * scale, self.leg_last)
-        for row_id in missing:
-            self.bm25.setdefault(row_id, 0.0)
 
     def visible(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """``rows`` without the tombstoned ones."""
@@ -296,14 +255,19 @@ class _Scorer:
             return list(rows)
         return [r for r in rows if not self.tombs.hides(r["content"])]
 
-    async def scored(self, rows: Iterable[dict[str, Any]]) -> list[_Scored]:
-        """The visible ``rows`` with both legs' scores and the priors (their BM25 looked up first)."""
+    def scored(self, rows: Iterable[dict[str, Any]]) -> list[_Scored]:
+        """The visible ``rows`` with both legs' scores and the priors. The first call's rows are
+        the query's candidates: the collection the lexical score is computed over (``lexical.py``);
+        later calls (a hit's neighbours) are scored against that same collection."""
         kept = self.visible(rows)
-        await self.look_up_bm25([r["id"] for r in kept])
-        return self.score(kept)
+        if self.lexical is None:
+            self.lexical = Lexical(self.text, (r["content"] for r in kept))
+            return self.score(kept, self.lexical.pool_scores)
+        return self.score(kept, [self.lexical.score(r["content"]) for r in kept])
 
-    def score(self, kept: Sequence[dict[str, Any]]) -> list[_Scored]:
-        """Both legs and the priors for visible ``rows`` whose BM25 is known; vectors in ``self.vectors``."""
+    def score(self, kept: Sequence[dict[str, Any]], lexical: Sequence[float]) -> list[_Scored]:
+        """Both legs and the priors for visible rows ``kept``, given their BM25 scores ``lexical``;
+        their vectors are in ``self.vectors``."""
         if not kept:
             return []
         if self.query is not None:
@@ -317,12 +281,13 @@ class _Scorer:
         # weight too, so the lifecycle prior never outranks the words of the query.
         text_weight = r.bm25 if self.query is not None else r.bm25 + r.semantic
         out = []
-        for row, cosine in zip(kept, cosines, strict=True):
+        assert self.lexical is not None
+        for row, cosine, words in zip(kept, cosines, lexical, strict=True):
             if self.legacy:
                 row = _legacy_row(row)
             importance = float(row["importance"]) if row.get("importance") is not None else 0.5
             semantic = float(cosine)
-            bm25 = self.bm25.get(row["id"], 0.0) / self.best if self.best > 0 else 0.0
+            bm25 = self.lexical.fraction(words)
             recency = _recency(row.get("fact_date"), self.today, r.recency_half_life_days)
             in_window = bool(self.windows) and _in_windows(row["content"], row.get("fact_date"), self.windows)
             score = (

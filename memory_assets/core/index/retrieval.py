@@ -183,7 +183,7 @@ def search(
         tombs=_tombstoned(settings.tombstones_path) if settings is not None else Tombstones(),
         fts=facts.fts,
     )
-    hits = run(_search(scorer, query, ann=facts.ann, rows=facts.rows, limit=limit, context=context))
+    hits = run(_search(scorer, query, ann=facts.ann, limit=limit, context=context))
     _truncate(hits, settings)
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         future = _POOL.submit(
@@ -279,12 +279,10 @@ def _truncate(hits: Sequence[Hit], settings: Settings | None) -> None:
                 line.content, line.truncated = line.content[:max_chars], True
 
 
-async def _search(
-    scorer: _Scorer, query: str, *, ann: bool, rows: int, limit: int, context: int
-) -> list[Hit]:
+async def _search(scorer: _Scorer, query: str, *, ann: bool, limit: int, context: int) -> list[Hit]:
     """The queries and the ranking of one search, awaited in one coroutine on the caller's thread
-    (``async_reads``): the legs run side by side, then the BM25 look-up, then the context.
-    ``scorer.table`` is the async handle ``MemoryStore.read_latest`` opened; ``rows`` the table's."""
+    (``async_reads``): the legs run side by side, then the context.
+    ``scorer.table`` is the async handle ``MemoryStore.read_latest`` opened."""
     table, ranking, where, windows = scorer.table, scorer.ranking, scorer.where, scorer.windows
     columns = [*(LEGACY_COLUMNS if scorer.legacy else COLUMNS), "vector"]
     text_depth = ranking.text_depth(limit)
@@ -318,18 +316,10 @@ async def _search(
         if window_where:
             legs.append(vector_rows(window_where, ranking.window_depth(limit)))
     results = await asyncio.gather(*legs)
-    if use_text:
-        leg = results[0]
-        scorer.text_complete = leg.num_rows < text_depth or rows <= text_depth
-        if leg.num_rows:
-            scores = leg.column("_score").to_pylist()
-            scorer.leg_best = (leg.column("id")[0].as_py(), float(scores[0]))
-            scorer.leg_last = float(min(scores))
     found: dict[str, dict[str, Any]] = {}
     for data in results:
         _collect(data, found, scorer)
-    scorer.best = max(scorer.bm25.values(), default=0.0)
-    scored = sorted(await scorer.scored(found.values()), key=_sort_key)
+    scored = sorted(scorer.scored(found.values()), key=_sort_key)
     if ranking.hop:
         scored = _second_hop(scored, query, ranking, limit)
     kept = _collapse(scored, scorer.vectors, limit)
@@ -347,7 +337,7 @@ async def _search(
 
 
 def _collect(data: pa.Table, found: dict[str, dict[str, Any]], scorer: _Scorer) -> None:
-    """Rows of one leg into ``found`` (first seen wins), their vectors and BM25 scores into ``scorer``."""
+    """Rows of one leg into ``found`` (first seen wins), their vectors into ``scorer``."""
     if data.num_rows == 0:
         return
     rows = data.drop_columns(["vector"]).to_pylist()
@@ -356,8 +346,6 @@ def _collect(data: pa.Table, found: dict[str, dict[str, Any]], scorer: _Scorer) 
         row_id = row["id"]
         found.setdefault(row_id, row)
         scorer.vectors.setdefault(row_id, matrix[i])
-        if "_score" in row:
-            scorer.bm25[row_id] = float(row["_score"])
 
 
 def flush_recalls() -> None:

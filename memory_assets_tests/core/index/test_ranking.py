@@ -8,6 +8,7 @@ from memory_assets.core.index.ranking import Ranking
 from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.index.table_writer import TableWriter
+from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
@@ -74,7 +75,7 @@ def test_a_fact_found_only_by_full_text_still_has_its_semantic_score(
 
 def test_a_fact_found_only_by_vector_still_has_its_bm25_score(settings: Settings, indexer: Indexer) -> None:
     # 60 short lines outrank the long one on BM25 for "coffee", so the full-text leg (50 rows deep
-    # at limit 1) is cut before it; the vector leg finds it, and its BM25 is looked up.
+    # at limit 1) is cut before it; the vector leg finds it, and it is scored on its words too.
     short = [f"Coffee number {n}: coffee" for n in range(60)]
     long_line = (
         "Usually drinks a small coffee with oat milk while reading long novels on quiet Sunday "
@@ -84,23 +85,65 @@ def test_a_fact_found_only_by_vector_still_has_its_bm25_score(settings: Settings
     indexer.sweep()
     store, embedder = indexer.store, indexer.embedder
     assert embedder is not None
-    semantic_first = Ranking(semantic=1.0, bm25=0.01)  # the long line is the hit: its scores are the point
-    query_vector = embedder.embed_query(long_line)
-    # Before optimize the rows are not in the full-text index yet: the lookup is bounded by the
-    # leg's last score (the row was not among its 50), and not zero.
-    [fresh] = search(store, "coffee", query_vector=query_vector, limit=1, ranking=semantic_first)
-    assert fresh.content == long_line and 0 < fresh.bm25 < 1
-    TableWriter(store).optimize()  # folded into the index: the lookup is exact
     leg = store.table().search("coffee", query_type="fts").limit(50).select(["content", "_score"]).to_list()
     assert long_line not in {r["content"] for r in leg}
-    every = (
-        store.table().search("coffee", query_type="fts").limit(100).select(["content", "_score"]).to_list()
+    semantic_first = Ranking(semantic=1.0, bm25=0.01)  # the long line is the hit: its scores are the point
+    [hit] = search(
+        store, "coffee", query_vector=embedder.embed_query(long_line), limit=1, ranking=semantic_first
     )
-    best = max(r["_score"] for r in every)
-    expected = next(r["_score"] for r in every if r["content"] == long_line) / best
-    hits = search(store, "coffee", query_vector=query_vector, limit=1, ranking=semantic_first)
-    assert hits[0].content == long_line
-    assert hits[0].bm25 == pytest.approx(expected, abs=1e-5) and hits[0].bm25 > 0
+    assert hit.content == long_line
+    # One "coffee" in 23 words, against the short lines' two in 4: a fraction of the best, not zero.
+    assert 0 < hit.bm25 < 0.5
+
+
+def test_a_rows_score_is_the_same_before_and_after_an_optimize(settings: Settings, indexer: Indexer) -> None:
+    # After the first reindex the full-text index covers every row; then a day is appended (rows the
+    # index does not cover until an optimize) and a fact is tombstoned (a row the index still counts).
+    # LanceDB's own BM25 scores differ across the optimize; the score search hands out must not.
+    write_facts(settings, date(2026, 11, 1), *(f"Coffee number {n}: coffee" for n in range(60)))
+    write_facts(
+        settings, date(2026, 11, 2), "Drinks coffee black, never with sugar", "Keeps bees in the garden"
+    )
+    indexer.sweep()
+    long_line = (
+        "Usually drinks a small coffee with oat milk while reading long novels on quiet Sunday "
+        "afternoons in the garden under the old walnut tree"
+    )
+    write_facts(settings, date(2026, 11, 3), long_line, "Roasts coffee beans at home on Saturdays")
+    indexer.reindex_day(date(2026, 11, 3))
+    write_facts(settings, date(2026, 11, 2), "Grows tomatoes and coffee plants in the greenhouse", hour=10)
+    append_tombstone(settings.tombstones_path, "Coffee number 7: coffee")
+    indexer.reindex_day(date(2026, 11, 2))
+    indexer.reindex_day(date(2026, 11, 1))
+    store, embedder = indexer.store, indexer.embedder
+    assert embedder is not None
+    table = store.table()
+    name = next(i.name for i in table.list_indices() if i.columns == ["content"])
+    assert table.index_stats(name).num_unindexed_rows > 0  # the optimize below has work to do
+
+    def leg_scores() -> dict[str, float]:
+        rows = store.table().search("coffee garden", query_type="fts").limit(100).select(["id", "_score"])
+        return {r["id"]: r["_score"] for r in rows.to_list()}
+
+    questions = [("coffee", long_line), ("coffee in the garden", "Keeps bees in the garden")]
+    vectors = [embedder.embed_query(text) for _, text in questions]
+
+    def scores() -> list[list[tuple[str, float, float, float]]]:
+        return [
+            [
+                (h.id, h.score, h.bm25, h.semantic)
+                for h in search(store, q, query_vector=v, limit=8, today=date(2026, 11, 29))
+            ]
+            for (q, _), v in zip(questions, vectors, strict=True)
+        ]
+
+    before, lance_before = scores(), leg_scores()
+    TableWriter(store).optimize()
+    assert table.index_stats(name).num_unindexed_rows == 0
+    after, lance_after = scores(), leg_scores()
+    assert lance_before != lance_after  # LanceDB's scores moved with the index statistics
+    assert before == after
+    assert long_line in {h.content for h in search(store, "coffee", query_vector=vectors[0], limit=8)}
 
 
 # -- dates in questions --------------------------------------------------------------------------------
