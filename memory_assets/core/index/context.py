@@ -47,14 +47,23 @@ def _block_key(row: dict[str, Any]) -> tuple[object, ...]:
     return (kind, row.get("source_file"), *part)
 
 
-async def _with_context(
+async def _with_neighbours(
     kept: list[tuple[_Scored, int]], scorer: _Scorer, columns: list[str], context: int, limit: int
 ) -> tuple[list[tuple[_Scored, int]], dict[str, list[ContextLine]]]:
-    """Fetch the hits' neighbours (one query), score them as hits, let a neighbour that outscores a
-    returned hit take its place, then attach each final hit's remaining neighbours as context."""
-    span = 2 * context + 2  # lines either side: a promoted neighbour's own neighbours are in reach
+    """Fetch the hits' neighbours (one query), score them as hits, lift the lines next to the best
+    hits (``Ranking.neighbour``), let a neighbour that then outscores a returned hit take its place,
+    and, with ``context`` > 0, attach each final hit's remaining neighbours as context."""
+    ranking = scorer.ranking
+    lift = ranking.neighbour if ranking.neighbour_anchors > 0 else 0.0
+    anchors = [s for s, _ in kept[: ranking.neighbour_anchors]] if lift > 0 else []
+    reach = max(context, 1 if anchors else 0)
+    if reach == 0:
+        return kept, {}
+    # Lines either side: with context, a promoted neighbour's own neighbours are in reach too.
+    sources = kept if context > 0 else [(s, 0) for s in anchors]
+    span = 2 * context + 2 if context > 0 else 1
     ranges: dict[tuple[str, str], tuple[int, int]] = {}
-    for s, _ in kept:
+    for s, _ in sources:
         row = s.row
         index = row.get("chunk_index")
         if index is None or row.get("source_file") is None or row.get("source_type") is None:
@@ -87,19 +96,25 @@ async def _with_context(
         members.sort(key=lambda s: (s.row.get("chunk_index") or 0, s.id))
     position = {s.id: (key, i) for key, members in by_block.items() for i, s in enumerate(members)}
 
-    def around(s: _Scored) -> list[tuple[int, _Scored]]:
+    def around(s: _Scored, n: int) -> list[tuple[int, _Scored]]:
         key, i = position[s.id]
         members = by_block[key]
-        return [
-            (j - i, members[j])
-            for j in range(max(0, i - context), min(len(members), i + context + 1))
-            if j != i
-        ]
+        return [(j - i, members[j]) for j in range(max(0, i - n), min(len(members), i + n + 1)) if j != i]
 
-    # A neighbour stands on its own when it outscores a returned hit (never as a near-duplicate).
+    # The lift: a line next to one of the best hits takes a share of that hit's lead over it. In a
+    # conversation the line that answers often sits beside the one that matches the question.
     pool: dict[str, _Scored] = dict(known)
-    for s, _ in kept:
-        for _, n in around(s):
+    lifted: dict[str, float] = {}
+    for anchor in anchors:
+        for _, n in around(anchor, 1):
+            if n.id in neighbours and anchor.score > n.score:
+                lifted[n.id] = max(lifted.get(n.id, n.score), n.score + lift * (anchor.score - n.score))
+    for row_id, score in lifted.items():
+        neighbours[row_id].score = score
+        pool[row_id] = neighbours[row_id]
+    # A neighbour stands on its own when it outscores a returned hit (never as a near-duplicate).
+    for s, _ in kept if context > 0 else []:
+        for _, n in around(s, context):
             if n.id not in pool:
                 pool[n.id] = n
     counts = {s.id: duplicates for s, duplicates in kept}
@@ -117,12 +132,14 @@ async def _with_context(
             continue
         final.append((s, counts.get(s.id, 0)))
         final_vectors.append(vector)
+    if context == 0:
+        return final, {}
     # Context: each final hit's neighbours, never a hit, never a line already shown with a better hit.
     shown = {s.id for s, _ in final}
     contexts: dict[str, list[ContextLine]] = {}
     for s, _ in final:
         lines = []
-        for offset, n in around(s):
+        for offset, n in around(s, context):
             if n.id in shown:
                 continue
             shown.add(n.id)

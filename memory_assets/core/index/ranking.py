@@ -61,6 +61,8 @@ class Ranking:
     recency_half_life_days: float = 90.0
     hop: float = 0.3  # a candidate naming someone or something the best hit names and the question does not
     hop_anchors: int = 1  # how many of the best hits the second hop reads names from
+    neighbour: float = 0.5  # a line next to one of the best hits takes this share of the hit's lead over it
+    neighbour_anchors: int = 3  # how many of the best hits lift their neighbours
     vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
     text_factor: int = 5  # full-text leg: max(text_factor x limit, 50) rows
     window_factor: int = 4  # each date-filtered leg: max(window_factor x limit, 20) rows

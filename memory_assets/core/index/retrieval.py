@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.async_reads import run
-from memory_assets.core.index.context import _with_context
+from memory_assets.core.index.context import _with_neighbours
 from memory_assets.core.index.query_dates import DateWindow, asks_current_state, query_windows
 from memory_assets.core.index.ranking import (
     RANKING,
@@ -323,8 +323,8 @@ async def _search(scorer: _Scorer, query: str, *, ann: bool, limit: int, context
     if ranking.hop:
         scored = _second_hop(scored, query, ranking, limit)
     kept = _collapse(scored, scorer.vectors, limit)
-    if context > 0 and kept and not scorer.legacy:
-        kept, contexts = await _with_context(kept, scorer, columns, context, limit)
+    if kept and not scorer.legacy and (context > 0 or ranking.neighbour > 0):
+        kept, contexts = await _with_neighbours(kept, scorer, columns, context, limit)
     else:
         contexts = {}
     hits = []

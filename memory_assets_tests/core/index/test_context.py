@@ -1,6 +1,10 @@
+from dataclasses import replace
 from datetime import date
 
+import pytest
+
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.ranking import RANKING
 from memory_assets.core.index.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
@@ -25,7 +29,10 @@ def test_neighbours_come_from_the_same_block_scored_and_never_duplicate_a_hit(
     )  # another block
     indexer.sweep()
     store, embedder, today = indexer.store, indexer.embedder, date(2026, 11, 29)
-    [hit] = search(store, "Marco's sister Ana", embedder=embedder, limit=1, context=1, today=today)
+    plain = replace(RANKING, neighbour=0.0)  # no lift: a context line's score is its score as a hit
+    [hit] = search(
+        store, "Marco's sister Ana", embedder=embedder, limit=1, context=1, today=today, ranking=plain
+    )
     assert hit.content == "Marco's sister is called Ana"
     assert [(c.content, c.offset) for c in hit.context] == [
         ("Prefers metric units in all answers", -1),
@@ -57,3 +64,48 @@ def test_neighbours_stay_within_a_page_section(settings: Settings, indexer: Inde
     [hit] = search(indexer.store, "Ana nurse Porto", embedder=indexer.embedder, limit=1, context=3)
     assert hit.content == "- Ana works as a nurse in Porto."
     assert [c.content for c in hit.context] == ["- Marco's sister is called Ana."]
+
+
+# -- the neighbour lift ------------------------------------------------------------------------------
+
+
+def test_a_line_next_to_the_best_hit_is_lifted_into_the_ranked_list(
+    settings: Settings, indexer: Indexer
+) -> None:
+    # In a conversation the line that answers often sits beside the line that matches the question.
+    write_facts(
+        settings,
+        date(2026, 11, 1),
+        "Signed up for a pottery class at the community centre",
+        "The teacher is called Yuki and she fires everything in a wood kiln",
+    )
+    others = [
+        "Took a watercolour class at the library",
+        "Joined a cooking class on Tuesdays",
+        "Went to a yoga class at the gym",
+        "Bought clay and glazes for the studio",
+        "Watched a documentary about ceramics",
+        "Visited a craft fair with handmade bowls",
+    ]
+    for n, line in enumerate(others):
+        write_facts(settings, date(2026, 11, 2 + n), line)
+    indexer.sweep()
+    store, embedder, today = indexer.store, indexer.embedder, date(2026, 11, 29)
+    question = "Who runs the pottery class?"
+    plain = search(
+        store, question, embedder=embedder, limit=20, today=today, ranking=replace(RANKING, neighbour=0.0)
+    )
+    by_content = {h.content: h for h in plain}
+    anchor, answer = (
+        plain[0],
+        by_content["The teacher is called Yuki and she fires everything in a wood kiln"],
+    )
+    assert anchor.content == "Signed up for a pottery class at the community centre"
+    assert plain.index(answer) >= 4  # on its own words the answer is not among the first four
+    lifted = search(store, question, embedder=embedder, limit=4, today=today)
+    assert [h.content for h in lifted][:2] == [anchor.content, answer.content]
+    [hit] = [h for h in lifted if h.id == answer.id]
+    expected = answer.score + RANKING.neighbour * (anchor.score - answer.score)
+    assert hit.score == pytest.approx(expected, abs=2e-6)
+    # Only lines of the same block are lifted, and only next to the best hits.
+    assert all(h.score == by_content[h.content].score for h in lifted if h.id != answer.id)
