@@ -19,6 +19,19 @@ the rules existed and never used to tune them):
 then the throughput over the whole corpus and the time for one 1 MB message, a breakdown by kind,
 and a sample of 15 misses and 10 false positives. Targets (on the templated corpus): recall >= 85 %,
 false positives <= 5 %. Exit status 1 when a target is missed.
+
+``--locomo PATH`` (LoCoMo's ``data/locomo10.json``, which you download: see ``bench_locomo.py``)
+adds the extractor on real turns: every turn of the dev split's conversations (conv-26, conv-30,
+conv-41 to conv-43; never the test split) goes in as what the user said, and the turn's
+observations are the facts a good extractor would find. An observation counts as **found** when a
+fact extracted from its turn shares at least two content words with it, and those shared words are
+at least half of the content words of the shorter of the two (content words: ``lexical.tokens``,
+lower case with a crude stem and the stop words left out, the two speakers' names left out too,
+since the observation names the speaker where the fact says nothing). **False facts**: the turns with
+no observation that give any fact. LoCoMo's annotators wrote observations for a selection of turns
+only, so this is an upper bound: many such facts are true ("Just signed with a new team").
+Aggregates only are printed (``--locomo-misses`` lists a sample of misses to your terminal; never
+commit it: the data is CC BY-NC 4.0).
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import table  # noqa: E402
 
+from memory_assets.core.index.lexical import tokens  # noqa: E402
 from memory_assets.core.write_path.extraction import ExtractedFact, Turn  # noqa: E402
 from memory_assets.core.write_path.rule_extractor import MAX_SCAN_CHARS, RuleExtractor  # noqa: E402
 
@@ -116,6 +130,92 @@ def describe(row: Row, facts: list[ExtractedFact], with_expected: bool) -> list[
     return lines
 
 
+@dataclass
+class RealScore:
+    observations: int = 0
+    found: int = 0
+    turns_with: int = 0  # turns with at least one observation
+    turns_with_fact: int = 0
+    turns_without: int = 0
+    false_turns: int = 0  # turns without an observation that gave a fact
+    facts: int = 0
+    misses: list[tuple[str, str, list[str]]] = field(default_factory=list)
+
+
+def content_words(text: str, names: frozenset[str]) -> set[str]:
+    return {w for w in tokens(text) if w not in names}
+
+
+def covers(fact: str, observation: str, names: frozenset[str]) -> bool:
+    """The fact states the observation: two content words shared at least, and at least half of the
+    shorter text's content words (the overlap coefficient >= 0.5)."""
+    a, b = content_words(fact, names), content_words(observation, names)
+    shared = len(a & b)
+    return shared >= 2 and shared >= 0.5 * min(len(a), len(b))
+
+
+def real_turns(path: Path, extractor: RuleExtractor) -> RealScore:
+    """The extractor on the dev split's real turns (see the module docstring)."""
+    import bench_locomo
+
+    score = RealScore()
+    for conversation in bench_locomo.load(path, bench_locomo.DEV_SPLIT):
+        names = frozenset(t for speaker in conversation.speakers for t in tokens(speaker))
+        observed: dict[str, list[str]] = {}
+        for session in conversation.sessions:
+            for turn, text in session.observations:
+                observed.setdefault(turn, []).append(text)
+        for turn, text in conversation.turns.items():
+            facts = [f.content for f in extractor.extract(Turn(user=text)).facts]
+            score.facts += len(facts)
+            wanted = observed.get(turn, [])
+            if not wanted:
+                score.turns_without += 1
+                score.false_turns += bool(facts)
+                continue
+            score.turns_with += 1
+            score.turns_with_fact += bool(facts)
+            for observation in wanted:
+                score.observations += 1
+                if any(covers(f, observation, names) for f in facts):
+                    score.found += 1
+                else:
+                    score.misses.append((text, observation, facts))
+    return score
+
+
+def print_real(score: RealScore, show_misses: bool) -> None:
+    print(
+        "\nreal turns: LoCoMo's dev split, each turn as the user's message, its observations as the facts to find\n"
+    )
+    print(
+        table(
+            [
+                [
+                    "observations found (a fact from their turn covers them)",
+                    f"{score.found:,} / {score.observations:,} = {pct(score.found, score.observations)}",
+                ],
+                [
+                    "turns with an observation giving any fact",
+                    f"{score.turns_with_fact:,} / {score.turns_with:,} = {pct(score.turns_with_fact, score.turns_with)}",
+                ],
+                [
+                    "turns without an observation giving any fact (upper bound on false facts)",
+                    f"{score.false_turns:,} / {score.turns_without:,} = {pct(score.false_turns, score.turns_without)}",
+                ],
+                ["facts extracted over all turns", f"{score.facts:,}"],
+            ],
+            ["measure", "value"],
+        )
+    )
+    if show_misses:
+        print("\nsample of misses (do not commit: LoCoMo is CC BY-NC 4.0)\n")
+        for text, observation, facts in random.Random(0).sample(score.misses, min(30, len(score.misses))):
+            print(
+                f"- turn: {text!r}\n  observation: {observation}\n  produced: {'; '.join(facts) or '(nothing)'}"
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -123,6 +223,12 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument(
         "--repeat", type=int, default=5, help="passes over the corpus for the throughput figure"
+    )
+    parser.add_argument(
+        "--locomo", type=Path, help="LoCoMo's data/locomo10.json: also measure on its dev split's real turns"
+    )
+    parser.add_argument(
+        "--locomo-misses", action="store_true", help="with --locomo, print a sample of misses"
     )
     args = parser.parse_args()
 
@@ -153,7 +259,10 @@ def main() -> int:
     recall = m.full / m.statements if m.statements else 0.0
     fp_rate = m.false_pos / m.others if m.others else 1.0
     print("# memory-assets extraction benchmark (rule-based extractor)\n")
-    print(f"command : .venv/bin/python benchmarks/bench_extraction.py --repeat {args.repeat}")
+    print(
+        f"command : .venv/bin/python benchmarks/bench_extraction.py --repeat {args.repeat}"
+        + (f" --locomo {args.locomo}" if args.locomo else "")
+    )
     print(
         f"started : {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC; 2 cores shared, 1-min load {os.getloadavg()[0]:.2f}"
     )
@@ -241,6 +350,8 @@ def main() -> int:
             ["kind", "type", "right", "rate"],
         )
     )
+    if args.locomo:
+        print_real(real_turns(args.locomo, extractor), args.locomo_misses)
     rng = random.Random(0)
     order = {id(r): i for i, r in enumerate(rows)}
     misses = m.misses + h.misses
