@@ -118,6 +118,7 @@ def main() -> int:
     )
     parser.add_argument("--days", type=int, default=60)
     parser.add_argument("--per-day", type=int, default=100)
+    parser.add_argument("--keep", action="store_true", help="keep the generated home (its path goes to stderr)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_consolidation_"))
     try:
@@ -207,7 +208,10 @@ def main() -> int:
             f"{json.dumps(outcomes)}; {after_step}: {reconcile_s:.1f} s"
         )
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if args.keep:
+            log(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

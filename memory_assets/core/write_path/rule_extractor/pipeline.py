@@ -124,13 +124,20 @@ _LEAD_RE = re.compile(
     r"semester|term|morning|day)|right now|currently|at the moment|these days|nowadays|lately|recently|"
     r"today|tomorrow|tonight|on weekends|at weekends|in the mornings?|in the evenings?|at work|at home|"
     r"for work|in general|in (?:19|20)\d\d|since (?:19|20)\d\d|[a-z]+-wise|as of (?:now|today)|"
-    r"for now|for the moment|these past few (?:weeks|months|years))(?:,\s*|\s+)(?=(?:I|I'm|my|we|we're|our)\b)",
+    r"for now|for the moment|these past few (?:weeks|months|years)|yesterday|the day before yesterday|"
+    r"the other day|last night|earlier today|earlier this (?:week|month|year)|over the weekend|"
+    r"(?:last|this|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|"
+    r"thurs|fri|sat|sun)|(?:a|one|two|three|four|five|a few|a couple of|\d{1,2}) (?:days?|weeks?|months?|"
+    r"years?) ago)(?:,\s*|\s+)(?=(?:I|I'm|my|we|we're|our)\b)",
     re.IGNORECASE,
 )
 _DROP_LEAD_RE = re.compile(
-    r"^(?:honestly|actually|basically|personally|well|so|also|and|but|anyway|ok so|okay so)(?:,\s*|\s+)(?=(?:I|my|we|our)\b)",
+    r"^(?:honestly|actually|basically|personally|well|so|also|and|but|anyway|ok so|okay so|oh|wow|yeah|yep|"
+    r"yup|sure|definitely|totally|absolutely|thanks|thank you|cool|great|awesome|nice|guess what|"
+    r"on another note|on a different note|on a side note|by the way)(?:,\s*|\s+)(?=(?:I|my|we|our)\b)",
     re.IGNORECASE,
 )
+_ELIDED_PAST_RE = re.compile(r"^(?:just|finally|recently) " + _alt(tuple(PAST_VERBS)) + r"\b", re.IGNORECASE)
 _GERUND_START_RE = re.compile(
     r"^(?=(?:hoping|planning|trying|working|moving|going|saving|learning|starting|preparing|aiming|"
     r"studying|training|living|based|off to|currently)\b)",
@@ -270,6 +277,8 @@ def _prepare_clause(text: str) -> str:
     text = _DROP_LEAD_RE.sub("", text)
     if _GERUND_START_RE.match(text):
         text = "I'm " + text[:1].lower() + text[1:]
+    elif _ELIDED_PAST_RE.match(text):  # "Just got home from a ski trip": the subject left out
+        text = "I " + text[:1].lower() + text[1:]
     return text
 
 

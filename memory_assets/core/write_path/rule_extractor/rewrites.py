@@ -549,9 +549,20 @@ def _present_ok(verb: str, rest: str) -> bool:
     return not (verb == "know" and first in {"about", "of", "what", "how", "that", "why", "if"})
 
 
+# "I painted that old garden bench", "I adopted this shy greyhound": after a past verb, a
+# demonstrative that opens a noun phrase of two words or more points at a thing, not at the talk.
+_DEMONSTRATIVE_THING_RE = re.compile(
+    r"^\s*(?:this|that|these|those) (?!(?:for|to|with|of|in|on|at|from|about|as|so|too|and|or|but|is|was|"
+    r"one|ones|time|way|thing|stuff|you|he|she|it|we|they|i|me|my|your|our|their)\b)[a-z][a-z'-]*(?<!ing) [a-z]",
+    re.IGNORECASE,
+)
+
+
 def _past_ok(verb: str, rest: str) -> bool:
     """Whether "I <past verb> <rest>" states something about the user (not "I got a question")."""
-    if _is_vague(rest) or (verb == "used" and not rest.lower().startswith(" to ")):
+    if verb == "used" and not rest.lower().startswith(" to "):
+        return False
+    if _is_vague(rest) and not _DEMONSTRATIVE_THING_RE.match(rest):
         return False
     light = ("got", "had", "made", "took", "went", "lost", "won", "passed", "failed", "ran", "finished")
     return not (verb in light and (_first_word(rest) in HAVE_STOP_NOUNS or _VAGUE_PAST_OBJECT_RE.match(rest)))

@@ -272,6 +272,17 @@ PAST_VERBS: dict[str, tuple[str, str, float]] = {
     **{v: ("personal", "family", IMPORTANT) for v in ("married", "divorced", "met", "separated")},
     **{v: ("goal", "goal", USEFUL) for v in ("decided", "signed", "enrolled", "registered", "applied", "committed")},
     **{v: ("technical", "tech", USEFUL) for v in ("switched", "upgraded", "migrated")},
+    # What people tell each other they did: one-off events, kept as context.
+    **{
+        v: ("context", "event", USEFUL)
+        for v in (
+            "painted", "drew", "cooked", "baked", "hiked", "climbed", "swam", "played", "watched", "saw",
+            "tried", "attended", "organised", "organized", "volunteered", "donated", "celebrated",
+            "travelled", "traveled", "explored", "camped", "performed", "recorded", "released", "designed",
+            "created", "found", "received", "planted", "renovated", "hosted", "gave", "taught", "helped",
+            "raised", "competed", "fixed", "repaired", "picked", "bumped", "stumbled",
+        )
+    },
 }  # fmt: skip
 
 # Verbs that start an instruction or request to the assistant.

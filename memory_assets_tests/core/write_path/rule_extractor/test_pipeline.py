@@ -237,6 +237,41 @@ def test_quoted_text_is_not_rewritten() -> None:
 
 # -- what it ignores ------------------------------------------------------------------------------
 
+# What people tell each other in real conversations (the shapes LoCoMo's turns showed): a past
+# event after an interjection or a time phrase, a demonstrative naming a thing, an elided subject.
+CONVERSATIONAL = [
+    ("Oh, I painted that old garden bench last week!", "Painted that old garden bench last week."),
+    (
+        "Last Sunday, I baked rye bread with my neighbour - it was lovely!",
+        "Baked rye bread with their neighbour last Sunday.",
+    ),
+    (
+        "On another note, I just adopted this shy greyhound from a kennel.",
+        "Just adopted this shy greyhound from a kennel.",
+    ),
+    ("Yesterday I took the kids to the museum.", "Took the kids to the museum yesterday."),
+    (
+        "Just got home from a ski trip yesterday, it was great!",
+        "Just got home from a ski trip yesterday, it was great.",
+    ),
+    ("Two weeks ago I attended a pottery workshop.", "Attended a pottery workshop two weeks ago."),
+]
+
+
+@pytest.mark.parametrize(("user", "content"), CONVERSATIONAL)
+def test_events_told_in_conversation_become_facts(user: str, content: str) -> None:
+    [fact] = facts(user)
+    assert fact.content == content
+
+
+@pytest.mark.parametrize(
+    "user",
+    ["I saw that you had a new book.", "I made that for you.", "Wow, I found this one.", "I tried that too."],
+)
+def test_a_demonstrative_pointing_at_the_talk_is_still_vague(user: str) -> None:
+    assert facts(user) == []
+
+
 NON_STATEMENTS = [
     # small talk
     "thanks!",
