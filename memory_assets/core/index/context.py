@@ -30,6 +30,7 @@ from memory_assets.core.index.ranking import (
     _sort_key,
 )
 from memory_assets.core.index.store import quote
+from memory_assets.core.sources import ARCHIVE
 from memory_assets.core.text import json_object
 
 
@@ -102,10 +103,13 @@ async def _with_neighbours(
         return [(j - i, members[j]) for j in range(max(0, i - n), min(len(members), i + n + 1)) if j != i]
 
     # The lift: a line next to one of the best hits takes a share of that hit's lead over it. In a
-    # conversation the line that answers often sits beside the one that matches the question.
+    # conversation the line that answers often sits beside the one that matches the question; only
+    # log blocks are conversations (a page section's bullets are separate claims).
     pool: dict[str, _Scored] = dict(known)
     lifted: dict[str, float] = {}
     for anchor in anchors:
+        if anchor.row.get("source_type") != ARCHIVE:
+            continue  # a page section or a zone lists separate claims; a log block is one conversation
         for _, n in around(anchor, 1):
             if n.id in neighbours and anchor.score > n.score:
                 lifted[n.id] = max(lifted.get(n.id, n.score), n.score + lift * (anchor.score - n.score))

@@ -109,3 +109,23 @@ def test_a_line_next_to_the_best_hit_is_lifted_into_the_ranked_list(
     assert hit.score == pytest.approx(expected, abs=2e-6)
     # Only lines of the same block are lifted, and only next to the best hits.
     assert all(h.score == by_content[h.content].score for h in lifted if h.id != answer.id)
+
+
+def test_the_bullets_of_a_page_section_are_not_lifted(settings: Settings, indexer: Indexer) -> None:
+    # A page section lists separate claims: the bullet after the best hit is no answer to it.
+    (settings.notebook_dir / "3_Personal" / "Personal.md").write_text(
+        "---\nstatus: stable\nupdated: 2026-11-25\n---\n"
+        "## Profile\n- Drives to work.\n- Speaks two languages.\n- Keeps bees on the roof.\n"
+        "- Commutes forty minutes each way.\n- Owns an old car.\n"
+    )
+    indexer.sweep()
+    store, embedder = indexer.store, indexer.embedder
+    plain = {
+        h.content: h.score
+        for h in search(
+            store, "Drives to work", embedder=embedder, limit=3, ranking=replace(RANKING, neighbour=0.0)
+        )
+    }
+    hits = search(store, "Drives to work", embedder=embedder, limit=3)
+    assert hits[0].content == "- Drives to work."
+    assert {h.content: h.score for h in hits} == plain
