@@ -20,7 +20,7 @@ Three layers, each a pure function of its text (no I/O, no clock, no model):
 How a statement is compared with a claim, in order (the first rule that applies decides):
 
 1. **Slots** (``SLOTS``): a small table of patterns for claims that hold one value at a time:
-   residence, job, employer, partner, name, age, diet, the reply language, and ``their <attribute>
+   residence, job, employer, partner, name, age, diet, the way to work, the reply language, and ``their <attribute>
    is ...`` for single-valued attributes (favourite X, birthday, time zone, ...). The same slot on
    both sides compares the values' words: equal or fewer -> confirm, more -> sharpen, different ->
    supersede ("Lives in Lisbon" then "Moved to Berlin").
@@ -202,6 +202,12 @@ SLOTS: tuple[tuple[str, str], ...] = (
         rf"(?i)^{_ADV}(?:follows|eats|is\s+on|keeps)\s+an?\s+(?P<value>[\w-]+(?:\s+[\w-]+)?\s+diet\b.*)$",
     ),
     ("diet", rf"(?i)^{_ADV}(?:eats|started\s+eating)\s+(?P<value>meat|fish|everything)\b.*$"),
+    (
+        "commute",
+        rf"(?i)^{_ADV}(?P<value>drives|cycles|bikes|walks|runs|rides\s+(?:a\s+|the\s+|their\s+)?[\w-]+|"
+        r"takes\s+(?:a\s+|the\s+)?[\w-]+|commutes\s+by\s+[\w-]+)\s+to\s+"
+        r"(?:work|the\s+office|school|university|college|uni)\b.*$",
+    ),
     (
         "reply language",
         r"(?i)^wants\s+(?:the\s+assistant\s+to\s+)?(?:always\s+|only\s+)?(?:answer|reply|respond|speak|write|talk)s?\s+"

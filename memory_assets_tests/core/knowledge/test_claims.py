@@ -38,6 +38,9 @@ SLOT_CASES = [
     ("Their name is Ana.", "Their name is Ana Silva.", SHARPEN),
     ("Their name is Ana.", "The user's name is Marta.", SUPERSEDE),
     ("Is 34 years old.", "Turned 35.", SUPERSEDE),
+    # The way to work holds one value at a time (bench_consolidation's planted reversal).
+    ("Drives to work.", "Cycles to work every day.", SUPERSEDE),
+    ("Drives to work.", "Still drives to work.", CONFIRM),
     ("Is 34 years old.", "Is 34.", CONFIRM),
     ("Is vegetarian.", "Is vegan now.", SUPERSEDE),
     ("Is vegetarian.", "Eats meat again.", SUPERSEDE),
