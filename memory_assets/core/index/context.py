@@ -102,17 +102,21 @@ async def _with_neighbours(
         members = by_block[key]
         return [(j - i, members[j]) for j in range(max(0, i - n), min(len(members), i + n + 1)) if j != i]
 
-    # The lift: a line next to one of the best hits takes a share of that hit's lead over it. In a
+    # The lift: a line next to one of the best hits takes a share of that hit's lead over it in
+    # meaning (the semantic term; a date or a prior the two share is no reason to lift). In a
     # conversation the line that answers often sits beside the one that matches the question; only
     # log blocks are conversations (a page section's bullets are separate claims).
     pool: dict[str, _Scored] = dict(known)
     lifted: dict[str, float] = {}
     for anchor in anchors:
-        if anchor.row.get("source_type") != ARCHIVE:
-            continue  # a page section or a zone lists separate claims; a log block is one conversation
+        if anchor.row.get("source_type") != ARCHIVE or anchor.semantic < ranking.neighbour_floor:
+            # A page section or a zone lists separate claims (a log block is one conversation); a hit
+            # there on a date or a prior alone says nothing of what its neighbours are about.
+            continue
         for _, n in around(anchor, 1):
-            if n.id in neighbours and anchor.score > n.score:
-                lifted[n.id] = max(lifted.get(n.id, n.score), n.score + lift * (anchor.score - n.score))
+            lead = ranking.semantic * (anchor.semantic - n.semantic)  # the anchor's lead on meaning alone
+            if n.id in neighbours and lead > 0:
+                lifted[n.id] = max(lifted.get(n.id, n.score), n.score + lift * lead)
     for row_id, score in lifted.items():
         neighbours[row_id].score = score
         pool[row_id] = neighbours[row_id]

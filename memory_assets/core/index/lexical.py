@@ -15,7 +15,8 @@ computed here, from the candidates' own text, and not taken from LanceDB's ``_sc
 The collection is the candidate pool, so the inverse document frequency says how rare a query
 word is among the rows in contention: a name every candidate carries counts for little, the one
 word that tells the answer apart counts for much. Tokens are words in lower case with a crude
-stem (``text.stem``), English stop words and question words left out; numbers count. The score is
+stem (``text.stem``), English stop words and question words left out; numbers count, except in a
+question that names a date window, whose date words are the date term's (``DATE_WORDS``). The score is
 Okapi BM25 (k1 = 1.2, b = 0.75), with the idf that never goes negative,
 ``ln(1 + (N - n + 0.5) / (n + 0.5))``.
 """
@@ -30,6 +31,7 @@ from memory_assets.core.text import stem
 K1 = 1.2
 B = 0.75
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
 STOP_WORDS = frozenset(
     {
         *("a", "an", "the", "to", "of", "in", "on", "at", "for", "from", "with", "by", "about", "as"),
@@ -44,6 +46,21 @@ STOP_WORDS = frozenset(
 )
 
 
+# Words that name a date ("in July", "last Monday", "3 days ago"). When the question names a date
+# window, the date term of the score accounts for them (``query_dates.py``): as words they would
+# only reward every fact that mentions some July.
+DATE_WORDS = frozenset(
+    {
+        *("january", "february", "march", "april", "may", "june", "july", "august", "september"),
+        *("october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep"),
+        *("sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday"),
+        *("saturday", "sunday", "today", "yesterday", "tomorrow", "tonight", "day", "days", "week"),
+        *("weeks", "weekend", "month", "months", "year", "years", "ago", "last", "next", "past", "since"),
+        *("between", "during", "earlier", "later"),
+    }
+)
+
+
 def tokens(text: str) -> list[str]:
     """The words of ``text`` as the lexical score compares them."""
     return [stem(w) for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
@@ -53,8 +70,12 @@ class Lexical:
     """BM25 for one query over the collection ``pool`` (the query's candidates, in order);
     ``pool_scores`` holds each pool text's score, in the same order."""
 
-    def __init__(self, query: str, pool: Iterable[str]) -> None:
-        self.terms = frozenset(tokens(query))
+    def __init__(self, query: str, pool: Iterable[str], dated: bool = False) -> None:
+        """``dated``: the question names a date window, so its date words are left out."""
+        words = _TOKEN.findall(query.lower())
+        if dated:
+            words = [w for w in words if w not in DATE_WORDS and not w.isdigit() and not _ORDINAL.match(w)]
+        self.terms = frozenset(stem(w) for w in words if w not in STOP_WORDS)
         docs = [tokens(text) for text in pool]
         n = len(docs)
         df = Counter(t for doc in docs for t in set(doc) if t in self.terms)

@@ -63,6 +63,7 @@ class Ranking:
     hop_anchors: int = 1  # how many of the best hits the second hop reads names from
     neighbour: float = 0.5  # a line next to one of the best hits takes this share of the hit's lead over it
     neighbour_anchors: int = 3  # how many of the best hits lift their neighbours
+    neighbour_floor: float = 0.4  # ... if they match the question on meaning (cosine at least this)
     vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
     text_factor: int = 5  # full-text leg: max(text_factor x limit, 50) rows
     window_factor: int = 4  # each date-filtered leg: max(window_factor x limit, 20) rows
@@ -263,7 +264,7 @@ class _Scorer:
         later calls (a hit's neighbours) are scored against that same collection."""
         kept = self.visible(rows)
         if self.lexical is None:
-            self.lexical = Lexical(self.text, (r["content"] for r in kept))
+            self.lexical = Lexical(self.text, (r["content"] for r in kept), dated=bool(self.windows))
             return self.score(kept, self.lexical.pool_scores)
         return self.score(kept, [self.lexical.score(r["content"]) for r in kept])
 

@@ -105,7 +105,7 @@ def test_a_line_next_to_the_best_hit_is_lifted_into_the_ranked_list(
     lifted = search(store, question, embedder=embedder, limit=4, today=today)
     assert [h.content for h in lifted][:2] == [anchor.content, answer.content]
     [hit] = [h for h in lifted if h.id == answer.id]
-    expected = answer.score + RANKING.neighbour * (anchor.score - answer.score)
+    expected = answer.score + RANKING.neighbour * RANKING.semantic * (anchor.semantic - answer.semantic)
     assert hit.score == pytest.approx(expected, abs=2e-6)
     # Only lines of the same block are lifted, and only next to the best hits.
     assert all(h.score == by_content[h.content].score for h in lifted if h.id != answer.id)

@@ -44,3 +44,11 @@ def test_a_text_outside_the_pool_is_scored_against_it_and_its_fraction_capped() 
     assert outside > lex.best and lex.fraction(outside) == 1.0
     assert Lexical("the of what", POOL).score(POOL[0]) == 0.0  # only stop words: no terms
     assert Lexical("pottery", []).fraction(1.0) == 0.0  # an empty pool has no best
+
+
+def test_a_question_naming_a_date_leaves_its_date_words_to_the_date_term() -> None:
+    pool = ["Plans to finish the kitchen by mid July", "Visited the botanical garden"]
+    assert Lexical("What did I do in July?", pool).pool_scores[0] > 0
+    dated = Lexical("What did I do in July?", pool, dated=True)
+    assert dated.terms == frozenset() and dated.pool_scores == [0.0, 0.0]
+    assert Lexical("Where did I go on 3 May last year with Ana?", pool, dated=True).terms == {"go", "ana"}
