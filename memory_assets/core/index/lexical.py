@@ -24,7 +24,8 @@ Okapi BM25 (k1 = 1.2, b = 0.75), with the idf that never goes negative,
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from memory_assets.core.text import stem
 
@@ -61,9 +62,16 @@ DATE_WORDS = frozenset(
 )
 
 
-def tokens(text: str) -> list[str]:
-    """The words of ``text`` as the lexical score compares them."""
-    return [stem(w) for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
+@lru_cache(maxsize=16384)
+def tokens(text: str) -> tuple[str, ...]:
+    """The words of ``text`` as the lexical score compares them (cached: a process searching one
+    table meets the same rows again and again)."""
+    return tuple(_stem(w) for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS)
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return stem(word)
 
 
 class Lexical:
@@ -75,7 +83,7 @@ class Lexical:
         words = _TOKEN.findall(query.lower())
         if dated:
             words = [w for w in words if w not in DATE_WORDS and not w.isdigit() and not _ORDINAL.match(w)]
-        self.terms = frozenset(stem(w) for w in words if w not in STOP_WORDS)
+        self.terms = frozenset(_stem(w) for w in words if w not in STOP_WORDS)
         docs = [tokens(text) for text in pool]
         n = len(docs)
         df = Counter(t for doc in docs for t in set(doc) if t in self.terms)
@@ -92,7 +100,7 @@ class Lexical:
         """``score`` over the pool's best, at most 1 (a text outside the pool may score higher)."""
         return min(score / self.best, 1.0) if self.best > 0 else 0.0
 
-    def _bm25(self, doc: list[str]) -> float:
+    def _bm25(self, doc: Sequence[str]) -> float:
         counts = Counter(t for t in doc if t in self.terms)
         if not counts:
             return 0.0

@@ -2,10 +2,12 @@
 
 Every candidate is scored on both legs (design §5.7)::
 
-    score = 1.0 * semantic + 0.03 * bm25 + 0.3 * importance
+    score = 1.0 * semantic + 0.04 * bm25 + 0.3 * importance
           + 0.6  [the fact is dated in, or states a date in, a window the question names]
           + 0.3  [it names what the best hit names and the question does not: the second hop]
           + 0.2 * recency           (only when the question asks about the current state)
+          + 0.5 * 1.0 * (anchor's semantic - its own)   [a log line next to one of the two
+                  best hits, when that hit's cosine is at least 0.4: the neighbour lift]
 
 ``semantic`` is the cosine of the query and the row's stored vector, computed for every candidate
 whichever leg found it; ``bm25`` is the row's BM25 score for the query, with the query's candidates
@@ -14,11 +16,13 @@ for every candidate whichever leg found it, so it never depends on the full-text
 (whether an optimize has run). ``recency`` is ``0.5 ** (age / 90 days)`` of the FACT (its log date or the page's
 ``updated``); on any other question it only breaks ties. Dates in the question ("on 12 May", "in
 March 2026", "last week") are windows (``query_dates.py``). Without an embedder it is full-text
-only, and full text takes the semantic weight too (1.03). The weights and the legs' candidate
-depths are ``Ranking``'s defaults, tuned on ``benchmarks/bench_retrieval.py``.
+only, and full text takes the semantic weight too (1.04). The weights and the legs' candidate
+depths are ``Ranking``'s defaults, tuned on real conversations (``benchmarks/bench_locomo.py``,
+LoCoMo's dev split) and ``benchmarks/bench_retrieval.py``'s generator together (design §5.7).
 
 The order is total: equal scores go to the more recent fact, then to the smaller id. The second
-hop only lifts candidates already found, with no extra query (``_second_hop``). Near-duplicate
+hop only lifts candidates already found, with no extra query (``_second_hop``); the neighbour
+lift reads the lines next to the best hits with one query (``context.py``). Near-duplicate
 hits (cosine >= 0.95 between returned rows) collapse into the best one, which carries how many it
 absorbed (``Hit.duplicates``), so a fact repeated on many days cannot fill the top k.
 
@@ -51,10 +55,11 @@ _OUTPUT_KEYS = {"bm25": "full_text"}  # a serialised hit's key for a field of an
 @dataclass(frozen=True)
 class Ranking:
     """The ranking's weights and candidate depths (design §5.7). The defaults were tuned on
-    ``benchmarks/bench_retrieval.py``; pass another ``Ranking`` to ``search`` to compare."""
+    ``benchmarks/bench_locomo.py`` and ``benchmarks/bench_retrieval.py`` together; pass another
+    ``Ranking`` to ``search`` to compare."""
 
     semantic: float = 1.0
-    bm25: float = 0.03
+    bm25: float = 0.04
     importance: float = 0.3
     date: float = 0.6  # a row dated in a window the question names (or stating such a date)
     recency: float = 0.2  # only for questions about the current state; a tie-break otherwise
@@ -62,7 +67,7 @@ class Ranking:
     hop: float = 0.3  # a candidate naming someone or something the best hit names and the question does not
     hop_anchors: int = 1  # how many of the best hits the second hop reads names from
     neighbour: float = 0.5  # a line next to one of the best hits takes this share of the hit's lead over it
-    neighbour_anchors: int = 3  # how many of the best hits lift their neighbours
+    neighbour_anchors: int = 2  # how many of the best hits lift their neighbours
     neighbour_floor: float = 0.4  # ... if they match the question on meaning (cosine at least this)
     vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
     text_factor: int = 5  # full-text leg: max(text_factor x limit, 50) rows
