@@ -56,7 +56,13 @@ async def _with_neighbours(
     and, with ``context`` > 0, attach each final hit's remaining neighbours as context."""
     ranking = scorer.ranking
     lift = ranking.neighbour if ranking.neighbour_anchors > 0 else 0.0
-    anchors = [s for s, _ in kept[: ranking.neighbour_anchors]] if lift > 0 else []
+    # A page section or a zone lists separate claims (a log block is one conversation); a hit there
+    # on a date or a prior alone says nothing of what its neighbours are about.
+    anchors = [
+        s
+        for s, _ in kept[: ranking.neighbour_anchors]
+        if lift > 0 and s.row.get("source_type") == ARCHIVE and s.semantic >= ranking.neighbour_floor
+    ]
     reach = max(context, 1 if anchors else 0)
     if reach == 0:
         return kept, {}
@@ -109,10 +115,6 @@ async def _with_neighbours(
     pool: dict[str, _Scored] = dict(known)
     lifted: dict[str, float] = {}
     for anchor in anchors:
-        if anchor.row.get("source_type") != ARCHIVE or anchor.semantic < ranking.neighbour_floor:
-            # A page section or a zone lists separate claims (a log block is one conversation); a hit
-            # there on a date or a prior alone says nothing of what its neighbours are about.
-            continue
         for _, n in around(anchor, 1):
             lead = ranking.semantic * (anchor.semantic - n.semantic)  # the anchor's lead on meaning alone
             if n.id in neighbours and lead > 0:
