@@ -558,7 +558,7 @@ def main() -> int:
         print(recall_table(results, base))
         per = []
         for home in homes:
-            row = [home.conversation.sample_id, len(home.questions)]
+            row = [home.conversation.sample_id, len(home.conversation.questions)]
             for _, fn in variants[:3]:
                 row.append(f"{evaluate([home], fn).rate(None):.1f}")
             per.append(row)
