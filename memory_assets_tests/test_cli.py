@@ -178,7 +178,12 @@ def test_optimize_compacts_and_prunes(
         run(capsys, "--home", str(settings.home), "reindex")
     code, out, _ = run(capsys, "--home", str(settings.home), "optimize", "--json")
     result = json.loads(out)
-    assert code == 0 and result["optimized"] and result["fragments"] == 1 < result["fragments_before"]
+    # The first reindex optimized (its full-text index covers the first day's row): LanceDB compacts
+    # the four fragments added since into one but keeps them apart from it until they are indexed
+    # too, which this optimize does; the next one merges the two.
+    assert code == 0 and result["optimized"] and result["fragments"] == 2 < result["fragments_before"] == 5
+    code, out, _ = run(capsys, "--home", str(settings.home), "optimize", "--json")
+    assert code == 0 and json.loads(out)["fragments"] == 1
 
 
 def test_no_progress_bars_on_stderr(settings: Settings, embedder: Embedder) -> None:
