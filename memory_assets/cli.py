@@ -212,14 +212,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     of error severity failed. Prints its own output and returns the exit status."""
     from memory_assets.core.audit.checks import run_all
     from memory_assets.core.capture.ledger import accept
-    from memory_assets.core.legacy.find import recorded_nowhere_else
+    from memory_assets.core.legacy.find import CHECK_NAME, recorded_nowhere_else
+    from memory_assets.core.outcome import CheckOutcome
 
     home = _home(args)
     settings = home.settings
     if args.accept_log:
         for name in accept(settings.memory_dir, args.accept_log, settings.archive_dir):
             print(f"accepted archive/{name} as it is now: the ledger's new record", file=sys.stderr)
-    outcomes = [*run_all(settings, home.store, home.embedder), recorded_nowhere_else(settings)]
+    outcomes = run_all(settings, home.store, home.embedder)
+    try:
+        outcomes.append(recorded_nowhere_else(settings))
+    except RuntimeError as exc:  # the table cannot be read (damaged, say): reported like run_all's
+        outcomes.append(CheckOutcome(CHECK_NAME, False, "error", "the check could not run", [str(exc)]))
     if args.json:
         print(json.dumps([o.to_dict() for o in outcomes], ensure_ascii=False))
     else:

@@ -48,6 +48,7 @@ from memory_assets.core.index.rows import (
 )
 from memory_assets.core.index.store import (
     MAX_FRAGMENTS,
+    BrokenTableError,
     LegacyTableError,
     MemoryStore,
     TableStats,
@@ -315,7 +316,7 @@ class Indexer:
             return result
         try:
             existing, copies = self.store.existing(plan.source_type, plan.filename)
-        except LegacyTableError:
+        except (LegacyTableError, BrokenTableError):  # a damaged table is never written over
             raise
         except Exception as exc:  # the diff query failed: fall back to a full replace of this file
             result.warnings.append(f"{plan.key}: diff query failed ({exc}); replaced the file's rows in full")
@@ -471,7 +472,10 @@ class Indexer:
         it). Files whose ids are stored more than once are always diffed, which repairs them."""
         full = full or rebuild
         start = time.perf_counter()
+        aside = self._set_aside_if_damaged() if full and self.embedder is not None else None
         sweep = SweepResult(migrated=self.migrate())
+        if aside is not None:
+            sweep.warnings.append(aside)
         if full and self.embedder is not None and self.store.exists() and (rebuild or self._needs_rebuild()):
             with self.table_lock():
                 self._writer.recreate(self.embedder.model_name, self.embedder.dimension)
@@ -523,6 +527,20 @@ class Indexer:
         sweep.rows = self.store.count()
         sweep.seconds = time.perf_counter() - start
         return sweep
+
+    def _set_aside_if_damaged(self) -> str | None:
+        """A full reindex first reads the whole table in a bounded child process; a table that cannot
+        be read cleanly (missing, truncated or corrupt files) is renamed aside, never deleted, and the
+        sweep rebuilds it from the markdown. Returns the warning saying so, or None."""
+        with self.table_lock():
+            moved = self._writer.set_aside_if_damaged()
+        if moved is None:
+            return None
+        aside, what = moved
+        return (
+            f"index table {self.store.table_name} at {self.store.uri} was damaged ({what}); it was moved "
+            f"aside to {aside} (delete it once you no longer need it) and rebuilt from the markdown"
+        )
 
     def delete_rows(self, ids: Iterable[str]) -> int:
         """Delete the rows with these ids, under the exclusive table lock: what ``legacy apply``

@@ -13,7 +13,9 @@ What an assistant can rely on (design §5.7), besides what the ranking and the c
 * tombstoned content is filtered at query time, so forgetting is immediate, not up to the next
   reindex;
 * an index that was never built, or is empty, raises ``EmptyIndexError`` naming ``reindex``;
-* a query vector of another width than the table's raises ``VectorWidthMismatch`` naming the fix.
+* a query vector of another width than the table's raises ``VectorWidthMismatch`` naming the fix;
+* a damaged table raises ``DamagedTableError`` (naming what is wrong and ``reindex --rebuild``)
+  before any of its doubtful files is read (``table_damage.py``), never a raw LanceDB error.
 
 ``keyword_search`` is the write path's recall of known facts: one BM25 query and nothing else.
 
@@ -183,7 +185,8 @@ def search(
         tombs=_tombstoned(settings.tombstones_path) if settings is not None else Tombstones(),
         fts=facts.fts,
     )
-    hits = run(_search(scorer, query, ann=facts.ann, limit=limit, context=context))
+    with store.reading():  # a damaged file is named, with the fix, not a raw LanceDB error
+        hits = run(_search(scorer, query, ann=facts.ann, limit=limit, context=context))
     _truncate(hits, settings)
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         future = _POOL.submit(
@@ -225,7 +228,8 @@ def keyword_search(
 
     depth = limit + len(tombs.contents) + len(tombs.claims)  # room for the hidden rows, usually none
     while True:
-        rows = run(leg(depth)).to_pylist()
+        with store.reading():
+            rows = run(leg(depth)).to_pylist()
         visible = [r for r in rows if not tombs.hides(r["content"])]
         if len(visible) >= limit or len(rows) < depth:
             break

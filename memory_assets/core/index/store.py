@@ -22,16 +22,23 @@ The store also keeps a short journal of its own commits (``apply_diff``): a comm
 version N+1 from exactly version N is a known delta, so a cache taken at version N is brought
 forward through it instead of read again (``changes_since``). Any other change (another process
 or handle, an optimize, a full replace, a rebuild) breaks the chain and the cache is re-read.
+
+Damage to the table's files (``table_damage.py``) is looked for once per version before it is read
+(a stat per file; the whole table read in a bounded child process only when a file changed since
+its writer recorded it), and a raw LanceDB error from a read (``LanceError(IO)``, a Rust panic, a
+missing file) becomes ``DamagedTableError``, naming the table, what is wrong and the fix
+(``memory-assets reindex --rebuild``), instead of a Rust message or an allocation without bound.
 """
 
+import functools
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -39,6 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_assets.core.durable import stat_signature
+from memory_assets.core.index import table_damage
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import INDEXED_SOURCE_TYPES
 
@@ -77,6 +85,29 @@ class VectorWidthMismatch(StoreError):
 
 class BrokenTableError(StoreError):
     """The table's directory is there but no version of it can be opened."""
+
+
+class DamagedTableError(BrokenTableError):
+    """The table's files are damaged (missing, truncated, overwritten, corrupt): rebuild it."""
+
+
+REBUILD_FIX = (
+    "The markdown is untouched and the index is a function of it: run `memory-assets reindex --rebuild`, "
+    "which moves the damaged table aside (renamed beside it, nothing deleted) and rebuilds it from the markdown"
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reads(method: F) -> F:
+    """A read of the table whose raw LanceDB errors about its files become ``DamagedTableError``."""
+
+    @functools.wraps(method)
+    def wrapper(self: "MemoryStore", *args: Any, **kwargs: Any) -> Any:
+        with self.reading():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class LegacyTableError(StoreError):
@@ -168,6 +199,8 @@ class MemoryStore:
         self._existing: dict[tuple[str, str], tuple[int, dict[str, Existing]]] = {}
         self._pin: tuple[int, int] | None = None  # (thread id, depth) of a ``snapshot``
         self._opened_as: tuple[int, int, int] | None = None  # the rebuild marker when the handle opened
+        self._guarded: int | None = None  # the version last looked over for damage (``_guard``)
+        self._damage: tuple[int, str] | None = None  # (version, message) of damage found there
 
     @classmethod
     def of(cls, settings: Settings) -> "MemoryStore":
@@ -192,6 +225,10 @@ class MemoryStore:
         return self._session
 
     async def read_latest(self) -> "tuple[ReadFacts, Any] | None":
+        with self.reading():
+            return await self._read_latest()
+
+    async def _read_latest(self) -> "tuple[ReadFacts, Any] | None":
         """The latest version's read facts and the table through LanceDB's async API (None when no
         table exists). Retrieval awaits all of a search's queries in one coroutine
         (``async_reads.run``) instead of crossing to LanceDB's background loop for each: once the
@@ -225,10 +262,55 @@ class MemoryStore:
     def exists(self) -> bool:
         return self.table_name in self.db.list_tables(limit=10_000).tables
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Raw LanceDB errors about the table's files, raised inside, become ``DamagedTableError``
+        (naming the table, what is wrong and the fix); every other error passes unchanged."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except BaseException as exc:  # a Rust panic surfaces as a BaseException (PanicException)
+            what = table_damage.explain(exc)
+            if what is None:
+                raise
+            raise DamagedTableError(self.damaged(what)) from exc
+
+    def damaged(self, what: str) -> str:
+        """The message of a damaged table: which, what is wrong, and the fix."""
+        return f"index table {self.table_name} at {self.uri} is damaged: {what}. {REBUILD_FIX}."
+
+    def _guard(self) -> None:
+        """Before the first read of each version: an index the version lists whose files are gone,
+        or a data or index file that changed since its writer recorded it (``table_damage``), is
+        ``DamagedTableError`` before LanceDB reads a byte of it. Changed files are read in a
+        bounded child process first, so a copied home (new mtimes) costs one read, not an error."""
+        version = self._current_version()
+        if self._guarded == version:
+            return
+        if self._damage is not None and self._damage[0] == version:  # found before: not read again
+            raise DamagedTableError(self._damage[1])
+        directory = table_damage.table_dir(self.uri, self.table_name)
+        if directory is not None:
+            uuids = {i.name: str(getattr(i, "index_uuid", "") or "") for i in self._table.list_indices()}
+            gone = table_damage.missing_indexes(directory, uuids)
+            what = (
+                f"the files of its index(es) {', '.join(gone)} are gone (under _indices/)" if gone else None
+            )
+            if what is None and table_damage.suspects(directory):
+                damage = table_damage.verify(self.uri, self.table_name)
+                what = None if damage is None else damage.what
+            if what is not None:
+                self._damage = (version, self.damaged(what))
+                raise DamagedTableError(self._damage[1])
+        self._guarded = version
+
+    @_reads
     def table(self) -> Any | None:
         """The table at its latest version, or None when nothing has been indexed yet (reads never
         create or change it). Inside ``snapshot()``, on the thread that took it: the version the
-        snapshot opened (moved forward by the commits made inside)."""
+        snapshot opened (moved forward by the commits made inside). A damaged table raises
+        ``DamagedTableError`` (see ``_guard``)."""
         if self._pinned():
             return self._table
         if self._replaced():
@@ -239,11 +321,16 @@ class MemoryStore:
             except ValueError as exc:  # listed, but its first version is still being written
                 if "not found" not in str(exc):
                     raise
+                lost = table_damage.lost_versions(table_damage.table_dir(self.uri, self.table_name))
+                if lost:  # or it holds data that no version records any more
+                    raise DamagedTableError(self.damaged(lost)) from exc
                 return None
             self._reset(table)
         elif self._table is not None:
             self._table.checkout_latest()
             self._version = None
+        if self._table is not None:
+            self._guard()
         return self._table
 
     def _replaced(self) -> bool:
@@ -295,6 +382,8 @@ class MemoryStore:
         self._reader = None
         self._opened_as = self._generation() if table is not None else None
         self._version = None
+        self._guarded = None
+        self._damage = None
         self._schema = None
         self._facts.clear()
         self._journal.clear()
@@ -306,6 +395,7 @@ class MemoryStore:
             self._version = int(self._table.version)
         return self._version
 
+    @_reads
     def table_schema(self, table: Any | None = None) -> pa.Schema | None:
         """The schema of ``table`` (default: the latest version), read once per version: adds and
         deletes never change it, so it carries across this store's own commits."""
@@ -402,6 +492,7 @@ class MemoryStore:
             f"AND source_file = {quote(source_file)}"
         )
 
+    @_reads
     def existing(self, source_type: str, source_file: str) -> tuple[dict[str, Existing], dict[str, int]]:
         """The rows stored for one file, by id, and how many copies of each id there are when an id
         is stored more than once (a table damaged by an earlier concurrent writer).
@@ -465,6 +556,7 @@ class MemoryStore:
                     rows.update(new)
         return rows
 
+    @_reads
     def ids(self, source_type: str, source_file: str) -> set[str]:
         """The ids stored for one file (no vectors read): what the row checks compare."""
         table = self.table()
@@ -474,6 +566,7 @@ class MemoryStore:
         data = table.search().where(self._source_where(source_type, source_file)).select(["id"]).limit(None)
         return set(data.to_arrow().column("id").to_pylist())
 
+    @_reads
     def sources_with_duplicate_ids(self) -> set[tuple[str, str]]:
         """(source_type, source_file) of every file with an id stored more than once: one scan of
         two columns, so a sweep can find and repair damage its state would otherwise skip."""
@@ -485,12 +578,14 @@ class MemoryStore:
         dupes = frame.filter(pl.col("id").is_duplicated()).select("source_type", "source_file").unique()
         return {(t, f) for t, f in dupes.iter_rows() if t is not None and f is not None}
 
+    @_reads
     def count(self, where: str | None = None) -> int:
         table = self.table()
         if table is None:
             return 0
         return int(table.count_rows(where) if where else table.count_rows())
 
+    @_reads
     def sources(self, source_types: Sequence[str] = INDEXED_SOURCE_TYPES) -> set[tuple[str, str]]:
         """Distinct (source_type, source_file) pairs present in the table."""
         table = self.table()
@@ -508,6 +603,7 @@ class MemoryStore:
             zip(data.column("source_type").to_pylist(), data.column("source_file").to_pylist(), strict=True)
         )
 
+    @_reads
     def contents(self, where: str | None = None) -> list[tuple[str, str, str | None]]:
         """(id, content, source_type) of every row (optionally filtered): for audits and checks.
         Works on an assistant-era table too, whose rows have no source_type yet (None)."""
@@ -524,6 +620,7 @@ class MemoryStore:
         types = [None] * len(ids) if legacy else data.column("source_type").to_pylist()
         return list(zip(ids, texts, types, strict=True))
 
+    @_reads
     def scan(self, columns: Sequence[str], where: str | None = None) -> pa.Table:
         """Selected columns of every row (vectors included when asked), as one Arrow table."""
         table = self.table()
@@ -537,6 +634,7 @@ class MemoryStore:
             query = query.where(where)
         return query.to_arrow()
 
+    @_reads
     def versions_older_than(self, age: timedelta) -> int:
         """How many kept versions are older than ``age``: the ones an optimize with that retention
         prunes (the latest version is never pruned)."""
@@ -553,6 +651,7 @@ class MemoryStore:
                 old += stamp < cutoff
         return old
 
+    @_reads
     def stats(self) -> TableStats:
         table = self.table()
         if table is None:
@@ -572,12 +671,14 @@ class MemoryStore:
             legacy="source_type" not in table.schema.names,
         )
 
+    @_reads
     def version(self) -> int:
         table = self.table()
         return 0 if table is None else int(table.version)
 
     # -- writing (the indexer's) -------------------------------------------------------------------
 
+    @_reads
     def read_facts(self) -> "ReadFacts | None":
         """What a read needs to know about the table (width, indexes, row count, whether one user
         owns every row), computed once per table version: reads are hot, facts change only with a

@@ -8,11 +8,16 @@ this one). Benchmarks and tests that need a table of synthetic rows build one ex
 A writer works on its store's handle and caches: a commit it makes is journaled in the store
 (``Commit``), so the store's read caches taken at the version before are brought forward through
 it instead of read again (see ``store.py``). Every caller holds the indexer's table lock.
+
+After every commit the writer records the signatures of the table's files in the file ledger
+(``table_damage.record``), so a file changed later by anything else is found before it is read;
+``set_aside_if_damaged`` moves a table that cannot be read cleanly aside for a rebuild.
 """
 
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +25,7 @@ import pyarrow as pa
 
 from memory_assets.core.durable import write_atomic
 from memory_assets.core.failpoints import failpoint
+from memory_assets.core.index import table_damage
 from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import (
     ANN_PARTITIONS,
@@ -27,6 +33,7 @@ from memory_assets.core.index.store import (
     JOURNAL_MAX_ROWS,
     BrokenTableError,
     Commit,
+    DamagedTableError,
     MemoryStore,
     StoreError,
     id_in,
@@ -52,7 +59,34 @@ class TableWriter:
         for begin in range(0, len(ids), batch):
             result = table.delete(id_in(ids[begin : begin + batch]))
             deleted += int(getattr(result, "num_deleted_rows", 0) or 0)
+        self._record_files()
         return deleted
+
+    def _record_files(self) -> None:
+        """After a commit: the new files' signatures into the file ledger (``table_damage``)."""
+        table_damage.record(table_damage.table_dir(self.store.uri, self.store.table_name))
+
+    def set_aside_if_damaged(self) -> tuple[Path, str] | None:
+        """Read the whole table in a bounded child process (``table_damage.verify``); when it cannot
+        be read cleanly, rename it aside (``<table>.lance.damaged-<UTC time>``, beside it) so a
+        rebuild starts empty. Returns (where it went, what was wrong), or None for a sound table.
+        Call under the exclusive table lock."""
+        if not self.store.exists():
+            return None
+        damage = table_damage.verify(self.store.uri, self.store.table_name)
+        if damage is None:
+            return None
+        directory = table_damage.table_dir(self.store.uri, self.store.table_name)
+        if directory is None or not directory.is_dir():
+            raise DamagedTableError(
+                self.store.damaged(damage.what)
+                + " (it is not on a local disk: move it aside or drop it by hand, "
+                "then run `memory-assets reindex --rebuild`)"
+            )
+        aside = table_damage.set_aside(directory)
+        self.store._reset(None)
+        self._new_generation()
+        return aside, damage.what
 
     def table_for_write(self, model: str, dim: int) -> Any:
         """The table to write to, created when missing. Every caller holds the indexer's table lock,
@@ -79,6 +113,7 @@ class TableWriter:
         if not table.list_indices():
             _create_scalar_indexes(table, replace=False)
         self.store._reset(table)
+        self._record_files()
         return table
 
     def recreate(self, model: str, dim: int) -> None:
@@ -97,8 +132,12 @@ class TableWriter:
             self.store.db.drop_table(self.store.table_name)
         self.store._reset(None)
         self._create(model, dim)
+        self._new_generation()
+
+    def _new_generation(self) -> None:
+        """Other handles on the old table open the new one afresh (``MemoryStore._replaced``)."""
         marker = self.store._generation_path()
-        if marker is not None:  # other handles on the old table open this one afresh (_replaced)
+        if marker is not None:
             write_atomic(marker, uuid.uuid4().hex + "\n")
             self.store._opened_as = self.store._generation()
 
@@ -140,6 +179,7 @@ class TableWriter:
         self.store._reset(self.store.db.create_table(self.store.table_name, data=migrated, mode="overwrite"))
         _create_scalar_indexes(self.store._table, replace=True)
         self.store._reset(self.store._table)  # the index builds made versions of their own
+        self._record_files()
         return True
 
     def _arrow(
@@ -199,6 +239,8 @@ class TableWriter:
             done = table.add(data)
             self._journal_commit(before, done, frozenset(), data)
             commits += 1
+        if commits:
+            self._record_files()
         return commits
 
     def _before(self, table: Any) -> int | None:
@@ -237,6 +279,7 @@ class TableWriter:
             return 1
         finally:
             self.store._version = None
+            self._record_files()
 
     def optimize(
         self, retention: timedelta = timedelta(days=1), ann_threshold: int = ANN_ROW_THRESHOLD
@@ -272,6 +315,7 @@ class TableWriter:
             table.optimize(cleanup_older_than=retention)
         finally:
             self.store._version = None  # the index builds and the compaction made versions
+            self._record_files()
         return {"ann_built": built}
 
 

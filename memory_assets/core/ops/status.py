@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from memory_assets.core.capture.daily_log import list_logs
-from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.index.store import BrokenTableError, MemoryStore
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.knowledge.vault import bootstrap_vault, list_pages
 from memory_assets.core.knowledge.watermark import WatermarkError, read_watermark
@@ -37,14 +37,10 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         wm_error = None
     except WatermarkError as exc:  # reported, not fatal: status describes the home as it is
         wm, wm_error = None, str(exc)
-    stats = store.stats()
-    by_type: dict[str, int] = {}
-    if stats.legacy:  # read as it is: reads never migrate (run `memory-assets migrate`)
-        by_type["unmigrated"] = stats.rows
-    else:
-        for source_type in store.scan(["source_type"]).column("source_type").to_pylist():
-            key = source_type or LEGACY_SOURCE_TYPE
-            by_type[key] = by_type.get(key, 0) + 1
+    try:
+        index = _index_status(store)
+    except BrokenTableError as exc:  # reported, not fatal: the rest of the home is still described
+        index = {"index_error": str(exc)}
     return {
         "home": str(settings.home),
         "profile": settings.profile,
@@ -59,6 +55,23 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         "pending_logs": sum(1 for d, _ in logs if wm is None or d > wm),
         "vault_pages": len(list_pages(settings.notebook_dir)),
         "tombstones": len(read_tombstones(settings.tombstones_path).contents),
+        **index,
+        **_dream_status(settings, wm_error),
+    }
+
+
+def _index_status(store: MemoryStore) -> dict[str, object]:
+    """The index's part of ``status``. A damaged table (``BrokenTableError``: files missing,
+    changed since written, or unreadable) raises, naming what is wrong and the fix."""
+    stats = store.stats()
+    by_type: dict[str, int] = {}
+    if stats.legacy:  # read as it is: reads never migrate (run `memory-assets migrate`)
+        by_type["unmigrated"] = stats.rows
+    else:
+        for source_type in store.scan(["source_type"]).column("source_type").to_pylist():
+            key = source_type or LEGACY_SOURCE_TYPE
+            by_type[key] = by_type.get(key, 0) + 1
+    return {
         "index_rows": stats.rows,
         "index_rows_by_source_type": dict(sorted(by_type.items())),
         "index_fragments": stats.fragments,
@@ -67,7 +80,6 @@ def home_status(settings: Settings, store: MemoryStore) -> dict[str, object]:
         "index_needs_migration": stats.legacy,
         "embedding_model": store.model(),
         "vector_width": store.vector_width(),
-        **_dream_status(settings, wm_error),
     }
 
 

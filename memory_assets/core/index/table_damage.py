@@ -1,0 +1,325 @@
+"""Damage to the table's files: found before LanceDB reads them, said in words, and set aside.
+
+The table is a pure function of the markdown, so a damaged table never loses a fact: the fix is
+always to rebuild it (``memory-assets reindex --rebuild``). What this module adds is that damage
+is *found* and *named* instead of surfacing as a raw Rust error, a panic, or a read that grows
+without bound. LanceDB keeps no checksum of its files, and a corrupt length field in a data file
+made one search allocate until the kernel killed it (24 GB); a read in the caller's process
+cannot be bounded, so a doubtful table is read first in a child process that can fail alone.
+
+* **The file ledger** (``.<table>.files.json`` beside the table, a cache): the size and mtime of
+  every data and index file, recorded by the table's writer after each commit (``record``).
+  LanceDB never rewrites a file once written, so a file whose size or mtime changed since was
+  changed by something else. ``record`` adds new files and drops gone ones but never updates a
+  file it holds, so a later commit cannot launder a damaged file.
+* **``suspects``** (cheap: a directory listing and one stat per file): the files that changed
+  since recorded, and unrecorded files written after the table's last commit. A file the ledger
+  does not know but that is older than the last commit (a table from before the ledger, a
+  writer that has not recorded yet) is taken as it is. ``missing_indexes``: indexes the live
+  version lists whose directory is gone.
+* **``verify``**: reads every column of every row and queries every index in a child process
+  whose address space is capped (``VERIFY_MEMORY_BYTES``) and whose run is cut at
+  ``VERIFY_SECONDS``, so a read that would grow without bound ends there as an allocation
+  failure. A table it reads cleanly is recorded afresh (a copy of the home, say, changes every
+  mtime); any failure is the table's damage, described.
+* **``explain``**: a raw LanceDB error (``LanceError(IO)``, a Rust panic, ``Not found: …``) as a
+  sentence naming what is wrong, or None when the error is not about the table's files.
+* **``set_aside``**: renames the table's directory to ``<table>.lance.damaged-<UTC time>`` beside
+  it (never deleting anything) so a rebuild starts from an empty table.
+
+Local tables only: on an object store there are no mtimes to compare and nothing to rename, so
+``suspects`` finds nothing and damage surfaces through ``explain``.
+"""
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memory_assets.core.durable import file_lock, write_atomic
+
+LEDGER_VERSION = 1
+VERIFY_MEMORY_BYTES = 4 << 30  # the child's address space: far above a healthy scan's (see verify)
+VERIFY_SECONDS = 600.0
+VERIFY_BATCH_ROWS = 4096
+_DATA, _INDICES, _VERSIONS = "data", "_indices", "_versions"
+_RUST_PLACE = re.compile(r",\s*/(?:rustc|root/\.cargo|[^,\s]*\.cargo)/[^\s,]*:\d+:\d+")
+_DAMAGE_SIGNS = (
+    "lanceerror(io)",
+    "not found:",
+    "corrupt",
+    "does not appear to be a lance file",
+    "failed to decode",
+    "failed to fill whole buffer",
+    "unexpected eof",
+    "panicked",
+    "out of range for slice",
+    "outside metadata region",
+    "invalid scalar value buffer",
+    "sliced buffer",
+    "memory allocation",
+)
+_PANICS = ("RustPanic", "PanicException")
+_PANIC_LINE = re.compile(r"panicked at [^\n]*\n([^\n]+)")
+
+
+@dataclass(frozen=True)
+class Damage:
+    """What is wrong with a table, in words (``what``), and the files it concerns."""
+
+    what: str
+    files: tuple[str, ...] = ()
+
+
+def table_dir(uri: str, table_name: str) -> Path | None:
+    """The table's directory (``<index>/<table>.lance``), or None for a table on an object store."""
+    if "://" in uri and not uri.startswith("file://"):
+        return None
+    return Path(uri.removeprefix("file://")) / f"{table_name}.lance"
+
+
+def ledger_path(directory: Path) -> Path:
+    return directory.parent / f".{directory.name.removesuffix('.lance')}.files.json"
+
+
+def files_of(directory: Path) -> dict[str, tuple[int, int]]:
+    """Every data and index file of the table directory: relative path -> (size, mtime in ns)."""
+    found: dict[str, tuple[int, int]] = {}
+
+    def walk(folder: Path, rel: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            name = f"{rel}/{entry.name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth > 0:
+                        walk(Path(entry.path), name, depth - 1)
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:  # pruned while listed
+                continue
+            found[name] = (st.st_size, st.st_mtime_ns)
+
+    walk(directory / _DATA, _DATA, 0)
+    walk(directory / _INDICES, _INDICES, 2)
+    return found
+
+
+def read_ledger(directory: Path) -> dict[str, tuple[int, int]]:
+    """The recorded signatures ({} when there is no ledger or it cannot be read: it is a cache)."""
+    try:
+        raw = json.loads(ledger_path(directory).read_text(encoding="utf-8"))
+        files = raw["files"] if raw.get("version") == LEDGER_VERSION else {}
+        return {str(k): (int(v[0]), int(v[1])) for k, v in files.items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return {}
+
+
+def _write_ledger(directory: Path, files: dict[str, tuple[int, int]]) -> None:
+    payload = {"version": LEDGER_VERSION, "files": {k: list(v) for k, v in sorted(files.items())}}
+    with contextlib.suppress(OSError):  # a read-only home: the ledger is a cache; suspects() verifies
+        write_atomic(ledger_path(directory), json.dumps(payload, separators=(",", ":")), sync=False)
+
+
+def record(directory: Path | None, *, afresh: bool = False) -> None:
+    """After a commit by the table's writer: add the files it does not hold yet, drop the ones
+    gone. A file it already holds keeps its recorded signature, so damage is never laundered.
+    ``afresh``: record every file as it is now (after ``verify`` read the table cleanly, or for
+    a table just created)."""
+    if directory is None or not directory.is_dir():
+        return
+    with file_lock(ledger_path(directory)):
+        now = files_of(directory)
+        if not afresh:
+            held = read_ledger(directory)
+            now = {name: held.get(name, sig) for name, sig in now.items()}
+        _write_ledger(directory, now)
+
+
+def forget(directory: Path) -> None:
+    """Remove the ledger of a table that is gone (dropped or set aside); it is only a cache."""
+    with contextlib.suppress(FileNotFoundError):
+        ledger_path(directory).unlink()
+
+
+def _last_commit_ns(directory: Path) -> int:
+    """When the table last committed: the mtime of ``_versions/`` (each commit adds a manifest)."""
+    try:
+        return (directory / _VERSIONS).stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def suspects(directory: Path | None) -> list[str]:
+    """Files that changed since the writer recorded them, or that nobody recorded and that were
+    written after the table's last commit: what ``verify`` must read before anyone else does."""
+    if directory is None:
+        return []
+    held = read_ledger(directory)
+    last_commit = _last_commit_ns(directory)
+    out = []
+    for name, sig in files_of(directory).items():
+        known = held.get(name)
+        if known is None:
+            if sig[1] > last_commit:
+                out.append(name)
+        elif known != sig:
+            out.append(name)
+    return sorted(out)
+
+
+def lost_versions(directory: Path | None, settle_seconds: float = 60.0) -> str | None:
+    """For a table LanceDB lists but cannot open: why, when it is damage rather than a table still
+    being created (data files older than ``settle_seconds`` that no version file records)."""
+    if directory is None:
+        return None
+    data = [sig for name, sig in files_of(directory).items() if name.startswith(_DATA + "/")]
+    try:
+        manifests = [e for e in os.scandir(directory / _VERSIONS) if e.name.endswith(".manifest")]
+    except FileNotFoundError:
+        manifests = []
+    settled = time.time_ns() - int(settle_seconds * 1e9)
+    if manifests or not data or max(sig[1] for sig in data) > settled:
+        return None
+    return f"its version files (_versions/*.manifest) are gone, so none of its {len(data)} data file(s) can be read"
+
+
+def missing_indexes(directory: Path | None, index_dirs: dict[str, str]) -> list[str]:
+    """Indexes (name -> uuid, as the live version lists them) whose directory is gone."""
+    if directory is None:
+        return []
+    return sorted(
+        name for name, uuid in index_dirs.items() if uuid and not (directory / _INDICES / uuid).is_dir()
+    )
+
+
+def explain(exc: BaseException) -> str | None:
+    """A raw LanceDB read error as a sentence saying what is wrong with the table's files, or None
+    when it is not about them (a bad query, a schema mismatch, a lock): those keep their message."""
+    kind = type(exc).__name__
+    text = str(exc)
+    low = text.lower()
+    if kind not in _PANICS and not any(sign in low for sign in _DAMAGE_SIGNS):
+        return None
+    detail = _RUST_PLACE.sub("", text.strip().splitlines()[0] if text.strip() else kind)
+    detail = detail.removeprefix("lance error: ").strip()
+    missing = re.search(r"not found:\s*/?(\S*?(?:data|_indices|_versions)/[^\s,]+)", text, re.IGNORECASE)
+    if missing:
+        part = missing.group(1)
+        tail = part[part.rfind(".lance/") + len(".lance/") :] if ".lance/" in part else part
+        what = "an index file" if tail.startswith(_INDICES) else "a data file"
+        return f"{what} of the live version is missing ({tail})"
+    if "memory allocation" in low:
+        return f"reading it asked for more memory than the table could ever need ({detail}): a corrupt length in a data file"
+    if kind in _PANICS or "panicked" in low:
+        return f"LanceDB panicked reading it ({detail or kind}): a data or index file is corrupt"
+    if "fill whole buffer" in low or "unexpected eof" in low:
+        return f"a file is shorter than the table records ({detail}): truncated or overwritten"
+    if "does not appear to be a lance file" in low:
+        return f"a data file is not a Lance file any more ({detail}): overwritten"
+    return f"a data or index file cannot be read ({detail})"
+
+
+def verify(
+    uri: str, table_name: str, *, memory_bytes: int = VERIFY_MEMORY_BYTES, seconds: float = VERIFY_SECONDS
+) -> Damage | None:
+    """Read the whole table in a child process (memory and time bounded): None when every
+    column of every row and every index read cleanly (the ledger is then recorded afresh), else
+    the damage. The caller's process never touches a byte of a doubtful file."""
+    command = [sys.executable, "-m", __name__, uri, table_name, str(memory_bytes)]
+    env = {**os.environ, "LANCEDB_LOG": "error", "RUST_BACKTRACE": "0"}
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=seconds, env=env, check=False)
+    except subprocess.TimeoutExpired:
+        return Damage(f"reading it did not finish within {seconds:g} s (a corrupt file can make a read loop)")
+    report = _last_json(done.stdout)
+    if done.returncode == 0 and report.get("ok"):
+        record(table_dir(uri, table_name), afresh=True)
+        return None
+    panic = _PANIC_LINE.search(done.stderr)
+    if report.get("what"):
+        what = str(report["what"])
+        if panic and "panicked" in what:  # the panic's own words are on stderr, not in the exception
+            what += f"; LanceDB said: {panic.group(1).strip()}"
+        return Damage(what)
+    if done.returncode < 0 or "memory allocation" in done.stderr:
+        return Damage(
+            f"reading it needed more than {memory_bytes / (1 << 30):g} GiB of memory and was stopped "
+            "(a corrupt length in a data file makes LanceDB allocate without bound)"
+        )
+    tail = " ".join(done.stderr.strip().splitlines()[-1:]) or f"exit status {done.returncode}"
+    return Damage(f"it could not be read ({_RUST_PLACE.sub('', tail)})")
+
+
+def _last_json(text: str) -> dict[str, object]:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def set_aside(directory: Path) -> Path:
+    """Rename the table's directory to ``<table>.lance.damaged-<UTC time>`` beside it (LanceDB lists
+    only ``*.lance`` directories, so the copy is no table of the index); returns the new path."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = directory.with_name(f"{directory.name}.damaged-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = directory.with_name(f"{directory.name}.damaged-{stamp}-{n}")
+    directory.rename(target)
+    forget(directory)
+    return target
+
+
+def _read_everything(uri: str, table_name: str) -> None:
+    """The child's work: every column of every row, then a query through every index."""
+    import lancedb
+
+    table = lancedb.connect(uri).open_table(table_name)
+    names = table.schema.names
+    for _ in table.search().select(names).limit(None).to_batches(VERIFY_BATCH_ROWS):
+        pass
+    for index in table.list_indices():
+        column = index.columns[0] if index.columns else None
+        if column is None:
+            continue
+        if index.index_type == "FTS":
+            table.search("memory", query_type="fts", fts_columns=column).limit(10).select(names).to_arrow()
+        elif column == "vector":
+            width = table.schema.field("vector").type.list_size
+            table.search([0.0] * (width - 1) + [1.0]).limit(10).select(names).to_arrow()
+        else:
+            table.count_rows(f"{column} IS NULL")
+
+
+def _child(argv: list[str]) -> int:
+    import resource
+
+    uri, table_name, memory = argv[0], argv[1], int(argv[2])
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    try:
+        _read_everything(uri, table_name)
+    except BaseException as exc:  # a panic is a BaseException: the point is to report it
+        what = explain(exc) or f"{type(exc).__name__}: {_RUST_PLACE.sub('', str(exc))}"
+        print(json.dumps({"ok": False, "what": what}), flush=True)
+        return 1
+    print(json.dumps({"ok": True}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))
