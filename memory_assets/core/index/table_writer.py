@@ -312,7 +312,8 @@ class TableWriter:
             )
             built = True
         try:
-            table.optimize(cleanup_older_than=retention)
+            with self.store.reading():  # a damaged file is named with the fix, not a raw Lance error
+                table.optimize(cleanup_older_than=retention)
         finally:
             self.store._version = None  # the index builds and the compaction made versions
             self._record_files()
