@@ -33,6 +33,7 @@ Local tables only: on an object store there are no mtimes to compare and nothing
 
 import contextlib
 import json
+import logging
 import os
 import re
 import subprocess
@@ -69,6 +70,7 @@ _DAMAGE_SIGNS = (
     "memory allocation",
 )
 _PANICS = ("RustPanic", "PanicException")
+log = logging.getLogger("memory_assets")
 _PANIC_LINE = re.compile(r"panicked at [^\n]*\n([^\n]+)")
 
 
@@ -269,7 +271,7 @@ def verify(
         record(table_dir(uri, table_name), afresh=True)
         return None
     panic = _PANIC_LINE.search(done.stderr)
-    if report.get("what"):
+    if report.get("damage"):
         what = str(report["what"])
         if panic and "panicked" in what:  # the panic's own words are on stderr, not in the exception
             what += f"; LanceDB said: {panic.group(1).strip()}"
@@ -279,8 +281,14 @@ def verify(
             f"reading it needed more than {memory_bytes / (1 << 30):g} GiB of memory and was stopped "
             "(a corrupt length in a data file makes LanceDB allocate without bound)"
         )
-    tail = " ".join(done.stderr.strip().splitlines()[-1:]) or f"exit status {done.returncode}"
-    return Damage(f"it could not be read ({_RUST_PLACE.sub('', tail)})")
+    # Not evidence of damage (the child could not start, or a query it tried does not suit this
+    # table): said once, and the table is taken as read, so no false alarm stops every read.
+    tail = str(report.get("what") or " ".join(done.stderr.strip().splitlines()[-1:]) or done.returncode)
+    log.warning(
+        f"could not read index table {table_name} at {uri} in a child process to look for damage ({tail})"
+    )
+    record(table_dir(uri, table_name), afresh=True)
+    return None
 
 
 def _last_json(text: str) -> dict[str, object]:
@@ -337,8 +345,10 @@ def _child(argv: list[str]) -> int:
     try:
         _read_everything(uri, table_name)
     except BaseException as exc:  # a panic is a BaseException: the point is to report it
-        what = explain(exc) or f"{type(exc).__name__}: {_RUST_PLACE.sub('', str(exc))}"
-        print(json.dumps({"ok": False, "what": what}), flush=True)
+        what = explain(exc)
+        damage = what is not None
+        what = what or f"{type(exc).__name__}: {_RUST_PLACE.sub('', str(exc))}"
+        print(json.dumps({"ok": False, "damage": damage, "what": what}), flush=True)
         return 1
     print(json.dumps({"ok": True}), flush=True)
     return 0
