@@ -7,7 +7,7 @@ without bound. LanceDB keeps no checksum of its files, and a corrupt length fiel
 made one search allocate until the kernel killed it (24 GB); a read in the caller's process
 cannot be bounded, so a doubtful table is read first in a child process that can fail alone.
 
-* **The file ledger** (``.<table>.files.json`` beside the table, a cache): the size and mtime of
+* **The file ledger** (``.<table>.files.jsonl`` beside the table, a cache): the size and mtime of
   every data and index file, recorded by the table's writer after each commit (``record``).
   LanceDB never rewrites a file once written, so a file whose size or mtime changed since was
   changed by something else. ``record`` adds new files and drops gone ones but never updates a
@@ -43,9 +43,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory_assets.core.durable import file_lock, stat_signature, write_atomic
+from memory_assets.core.durable import append_durable, file_lock, write_atomic
 
-LEDGER_VERSION = 1
 # The child's address space: 4 GiB plus twice the table's files. A healthy read of a 100k-row
 # table (190 MB of files) peaked at about 1 GiB resident; the garbled table of the tests asks for
 # 2-4 GiB in one allocation, and without a cap grows past 10 GB.
@@ -90,7 +89,7 @@ def table_dir(uri: str, table_name: str) -> Path | None:
 
 
 def ledger_path(directory: Path) -> Path:
-    return directory.parent / f".{directory.name.removesuffix('.lance')}.files.json"
+    return directory.parent / f".{directory.name.removesuffix('.lance')}.files.jsonl"
 
 
 def files_of(directory: Path, known: dict[str, tuple[int, int]] | None = None) -> dict[str, tuple[int, int]]:
@@ -123,45 +122,59 @@ def files_of(directory: Path, known: dict[str, tuple[int, int]] | None = None) -
     return found
 
 
-_LEDGERS: dict[str, tuple[object, dict[str, tuple[int, int]]]] = {}
+_LEDGERS: dict[str, tuple[int, int, dict[str, tuple[int, int]]]] = {}  # path -> (inode, offset, files)
 
 
 def read_ledger(directory: Path) -> dict[str, tuple[int, int]]:
-    """The recorded signatures ({} when there is no ledger or it cannot be read: it is a cache),
-    parsed again only when the ledger file changed."""
+    """The recorded signatures ({} when there is no ledger or it cannot be read: it is a cache).
+    The ledger is JSON lines, ``[path, size, mtime_ns]``, appended to by ``record``; what this
+    process read before is kept and only the lines appended since are parsed."""
     path = ledger_path(directory)
-    sig = stat_signature(path)
-    hit = _LEDGERS.get(str(path))
-    if sig is not None and hit is not None and hit[0] == sig:
-        return dict(hit[1])
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        files = raw["files"] if raw.get("version") == LEDGER_VERSION else {}
-        parsed = {str(k): (int(v[0]), int(v[1])) for k, v in files.items()}
-    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        with open(path, "rb") as fh:
+            inode = os.fstat(fh.fileno()).st_ino
+            hit = _LEDGERS.get(str(path))
+            if hit is not None and hit[0] == inode and hit[1] <= os.fstat(fh.fileno()).st_size:
+                offset, files = hit[1], dict(hit[2])
+            else:
+                offset, files = 0, {}
+            fh.seek(offset)
+            tail = fh.read()
+    except OSError:
         return {}
-    _LEDGERS[str(path)] = (sig, parsed)
-    return dict(parsed)
+    for line in tail.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break  # an append still being written (or cut short): read it next time
+        offset += len(line)
+        try:
+            name, size, mtime = json.loads(line)
+            files[str(name)] = (int(size), int(mtime))
+        except (ValueError, TypeError):
+            continue  # a damaged line of a cache: that file is unrecorded, so suspects() asks
+    _LEDGERS[str(path)] = (inode, offset, files)
+    return dict(files)
 
 
-def _write_ledger(directory: Path, files: dict[str, tuple[int, int]]) -> None:
-    payload = {"version": LEDGER_VERSION, "files": {k: list(v) for k, v in sorted(files.items())}}
-    with contextlib.suppress(OSError):  # a read-only home: the ledger is a cache; suspects() verifies
-        write_atomic(ledger_path(directory), json.dumps(payload, separators=(",", ":")), sync=False)
+def _lines(files: dict[str, tuple[int, int]]) -> str:
+    return "".join(json.dumps([name, sig[0], sig[1]]) + "\n" for name, sig in sorted(files.items()))
 
 
 def record(directory: Path | None, *, afresh: bool = False) -> None:
-    """After a commit by the table's writer: add the files it does not hold yet, drop the ones
-    gone. A file it already holds keeps its recorded signature, so damage is never laundered.
-    ``afresh``: record every file as it is now (after ``verify`` read the table cleanly, or for
-    a table just created)."""
+    """After a commit by the table's writer: add the files it does not hold yet (appended), drop
+    the ones gone (the ledger rewritten, as after an optimize's prune). A file it already holds
+    keeps its recorded signature, so damage is never laundered. ``afresh``: record every file as
+    it is now (after ``verify`` read the table cleanly). Costs a directory listing, a stat per new
+    file and an append: the writer runs it after every commit."""
     if directory is None or not directory.is_dir():
         return
-    with file_lock(ledger_path(directory)):
+    path = ledger_path(directory)
+    with file_lock(path), contextlib.suppress(OSError):  # a read-only home: suspects() then verifies
         held = {} if afresh else read_ledger(directory)
         now = files_of(directory, known=held)  # only files it does not hold yet are stat'ed
-        if now != held:
-            _write_ledger(directory, now)
+        if afresh or any(name not in now for name in held):
+            write_atomic(path, _lines(now), sync=False)
+        elif len(now) > len(held):
+            append_durable(path, _lines({k: v for k, v in now.items() if k not in held}), sync=False)
 
 
 def forget(directory: Path) -> None:
