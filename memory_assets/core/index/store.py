@@ -225,6 +225,7 @@ class MemoryStore:
         return self._session
 
     async def read_latest(self) -> "tuple[ReadFacts, Any] | None":
+        """``_read_latest``, its raw LanceDB errors about the table's files named (``reading``)."""
         with self.reading():
             return await self._read_latest()
 
@@ -284,9 +285,14 @@ class MemoryStore:
         """Before the first read of each version: an index the version lists whose files are gone,
         or a data or index file that changed since its writer recorded it (``table_damage``), is
         ``DamagedTableError`` before LanceDB reads a byte of it. Changed files are read in a
-        bounded child process first, so a copied home (new mtimes) costs one read, not an error."""
+        bounded child process first, so a copied home (new mtimes) costs one read, not an error.
+        A version reached from the last one looked over through this store's own commits only (the
+        write path's turns) is not looked over again: those commits recorded their own files."""
         version = self._current_version()
         if self._guarded == version:
+            return
+        if self._guarded is not None and self._chain(self._guarded, version) is not None:
+            self._guarded = version
             return
         if self._damage is not None and self._damage[0] == version:  # found before: not read again
             raise DamagedTableError(self._damage[1])
