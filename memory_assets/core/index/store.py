@@ -97,6 +97,7 @@ REBUILD_FIX = (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+SETTLE_SECONDS = 2.0  # how long a read waits for a concurrent writer to commit or record its new files
 
 
 def _reads(method: F) -> F:
@@ -303,7 +304,7 @@ class MemoryStore:
             what = (
                 f"the files of its index(es) {', '.join(gone)} are gone (under _indices/)" if gone else None
             )
-            if what is None and table_damage.suspects(directory):
+            if what is None and table_damage.suspects(directory, settle_seconds=SETTLE_SECONDS):
                 damage = table_damage.verify(self.uri, self.table_name)
                 what = None if damage is None else damage.what
             if what is not None:

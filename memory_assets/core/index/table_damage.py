@@ -191,22 +191,30 @@ def _last_commit_ns(directory: Path) -> int:
         return 0
 
 
-def suspects(directory: Path | None) -> list[str]:
+def suspects(directory: Path | None, settle_seconds: float = 0.0) -> list[str]:
     """Files that changed since the writer recorded them, or that nobody recorded and that were
-    written after the table's last commit: what ``verify`` must read before anyone else does."""
+    written after the table's last commit: what ``verify`` must read before anyone else does.
+
+    An unrecorded file newer than the last commit is usually a concurrent writer's, between its
+    data write and its commit: with ``settle_seconds``, such files (and only such) are looked at
+    again until they are committed or recorded, or that time has passed."""
     if directory is None:
         return []
-    held = read_ledger(directory)
-    last_commit = _last_commit_ns(directory)
-    out = []
-    for name, sig in files_of(directory).items():
-        known = held.get(name)
-        if known is None:
-            if sig[1] > last_commit:
-                out.append(name)
-        elif known != sig:
-            out.append(name)
-    return sorted(out)
+    deadline = time.monotonic() + settle_seconds
+    while True:
+        held = read_ledger(directory)
+        last_commit = _last_commit_ns(directory)
+        changed, fresh = [], []
+        for name, sig in files_of(directory).items():
+            known = held.get(name)
+            if known is None:
+                if sig[1] > last_commit:
+                    fresh.append(name)
+            elif known != sig:
+                changed.append(name)
+        if changed or not fresh or time.monotonic() >= deadline:
+            return sorted(changed + fresh)
+        time.sleep(0.05)
 
 
 def lost_versions(directory: Path | None, settle_seconds: float = 60.0) -> str | None:
