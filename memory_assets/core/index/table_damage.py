@@ -367,6 +367,8 @@ def _child(argv: list[str]) -> int:
         _read_everything(uri, table_name)
     except BaseException as exc:  # a panic is a BaseException: the point is to report it
         what = explain(exc)
+        if what is None and "not found" in str(exc).lower():  # listed, yet no version opens
+            what = lost_versions(table_dir(uri, table_name))
         damage = what is not None
         what = what or f"{type(exc).__name__}: {_RUST_PLACE.sub('', str(exc))}"
         print(json.dumps({"ok": False, "damage": damage, "what": what}), flush=True)
