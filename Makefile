@@ -75,6 +75,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_accounted.py
 	$(BIN)/python benchmarks/bench_server.py
 	$(BIN)/python benchmarks/bench_sparse_days.py
+	$(BIN)/python benchmarks/bench_table_damage.py
 
 clean:
 	rm -rf $(VENV) .memory_home .dagster_home ui-screenshots
