@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_assets.core.durable import stat_signature
-from memory_assets.core.index.retrieval import _filters, _tombstoned
+from memory_assets.core.index.retrieval import COLUMNS, _filters, _tombstoned
 from memory_assets.core.index.store import MemoryStore, id_in, quote
 from memory_assets.core.knowledge.confirmations import read_confirmations
 from memory_assets.core.knowledge.importance import confirmation_count
@@ -41,19 +41,7 @@ from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, N
 from memory_assets.core.text import json_object, normalise
 
 DEFAULT_PAGE = 50
-ROW_COLUMNS = [
-    "id",
-    "content",
-    "source_type",
-    "source_file",
-    "source_date",
-    "fact_date",
-    "importance",
-    "category",
-    "metadata",
-    "chunk_index",
-    "created_at",
-]
+ROW_COLUMNS = [*COLUMNS, "created_at"]  # what search reads, and when the row was written
 KEY_COLUMNS = ["id", "fact_date", "source_file", "chunk_index"]
 SortKey = tuple[int, int, str, int, str]
 
