@@ -20,7 +20,8 @@ finding, each naming the page and what to do:
   "Lives in Berlin", score low on the ratio). "Lives in Lisbon" / "Lives in Berlin" and "Has 2
   cats" / "Has 3 cats" conflict; "Prefers metric units" / "Prefers metric units in answers" (a
   sharpening), "Likes tea" / "Likes coffee" and "Has a dog named Rex" / "Has a cat named Tom"
-  (too different) do not. It is lexical: a negation ("does not drink coffee") or a reworded
+  (too different) do not, nor do two claims about different numbered things ("Finished book
+  number 2" / "Finished book number 3": ``claims.identifiers``, as the dream keeps them apart). It is lexical: a negation ("does not drink coffee") or a reworded
   contradiction escapes it, and true claims of one shape about a many-valued attribute ("Is
   allergic to peanuts" / "Is allergic to shellfish") are flagged; a flag only asks for a review.
   Conflicting pairs on a page are grouped (transitively) into one finding.
@@ -55,7 +56,7 @@ import yaml
 from memory_assets.core.dream.promote import Claim, body_start, page_claims
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.knowledge.chunking import parse_page
-from memory_assets.core.knowledge.claims import similarity
+from memory_assets.core.knowledge.claims import identifiers, similarity
 from memory_assets.core.knowledge.frontmatter_yaml import load_yaml
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.vault import list_pages
@@ -290,6 +291,9 @@ def conflicting(a: Claim, b: Claim) -> bool:
     """The module's rule: same shape, a different value (see the module doc)."""
     if not a.key or not b.key or a.key == b.key:
         return False
+    ids_a, ids_b = identifiers(a.content), identifiers(b.content)
+    if ids_a and ids_b and ids_a != ids_b:
+        return False  # two numbered things ("ticket #12", "ticket #13"): two claims, as in the dream
     words_a, words_b = Counter(a.key.split()), Counter(b.key.split())
     only_a, only_b = sum((words_a - words_b).values()), sum((words_b - words_a).values())
     if not only_a or not only_b or only_a > MAX_DIFF_WORDS or only_b > MAX_DIFF_WORDS:

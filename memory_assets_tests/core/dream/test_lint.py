@@ -203,6 +203,11 @@ def test_an_existing_review_value_is_replaced_not_duplicated(settings: Settings)
         ("Prefers metric units", "prefers metric units.", False),  # the same claim
         ("Likes tea", "Likes coffee", False),  # too different to be one claim
         ("Prefers metric units", "Prefers concise answers", False),
+        # Numbered things are separate claims (claims.identifiers), as the dream keeps them.
+        ("Finished reading book number 2 of the year", "Finished reading book number 3 of the year", False),
+        ("Ticket #12 is blocked", "Ticket #13 is blocked", False),
+        ("Ticket #12 is blocked", "Ticket #12 is closed", True),  # one numbered thing, two values
+        ("The locker is number 3", "The locker is number 4", True),  # the number is the value
     ],
 )
 def test_the_contradiction_rule(a: str, b: str, expected: bool) -> None:
