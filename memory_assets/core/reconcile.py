@@ -82,6 +82,17 @@ def read_handoff(settings: Settings) -> tuple[list[str], int, list[str]]:
     return texts, len(texts), ft.warnings
 
 
+def handoff_pending(settings: Settings) -> bool:
+    """Whether the hand-off holds lines the reconcile has not retired yet (an unreadable file
+    counts as pending: the reconcile reports it)."""
+    try:
+        return settings.superseded_path.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
 def retire_superseded(settings: Settings, indexer: Indexer, result: ReconcileResult) -> None:
     """Step 1, under the home's reconcile lock (re-entrant: ``reconcile`` holds it already), so two
     reconciles never truncate each other's hand-off lines."""
