@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export LANCEDB_LOG := error
 
-.PHONY: setup demo test test-fast test-ui browser lint ui bench clean
+.PHONY: setup demo test test-fast test-ui browser servers lint ui bench clean
 
 setup: $(VENV)/.installed $(DAGSTER_HOME)/dagster.yaml
 
@@ -21,16 +21,18 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-# One run at a time suits 2 cores; and never two runs of the same day partition at once (a sensor
-# request and a backfill of that day queue instead of racing; the indexer's locks make either safe).
-$(DAGSTER_HOME)/dagster.yaml: Makefile
-	mkdir -p $(DAGSTER_HOME)
-	printf 'telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n    tag_concurrency_limits:\n      - key: "dagster/partition"\n        value:\n          applyLimitPerUniqueValue: true\n        limit: 1\n' > $@
+# The instance's dagster.yaml, written by `memory-assets dagster-yaml`: one run at a time suits
+# 2 cores; never two runs of the same partition, nor (many homes) of the same user, at once (a
+# sensor request and a backfill queue instead of racing; the indexer's locks make either safe).
+# DAGSTER_STORAGE=postgres writes the PostgreSQL variant (docs/guides/scale.md).
+DAGSTER_STORAGE ?= sqlite
+$(DAGSTER_HOME)/dagster.yaml: Makefile $(VENV)/.installed memory_assets/defs/instance.py
+	$(BIN)/memory-assets dagster-yaml --storage $(DAGSTER_STORAGE) --out $@
 
 demo: setup
 	$(BIN)/python -m memory_assets.demo
 
-test: setup lint browser
+test: setup lint browser servers
 	$(BIN)/dagster definitions validate
 	$(BIN)/pytest
 
@@ -49,6 +51,20 @@ browser:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell; \
 	else \
 		echo "$(CHROMIUM) is missing and this is not root: the browser tests will skip (install it with: apt-get install chromium-headless-shell)"; \
+	fi
+
+# The scale-out tests start real servers from Debian's packages: PostgreSQL (a throwaway cluster,
+# run as an unprivileged user) and Redis (the Celery broker). Installed here when missing and
+# running as root (CI does); otherwise those tests skip and say why. moto (S3) comes from PyPI.
+servers:
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing="$$missing postgresql"; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else \
+		echo "missing:$$missing, and this is not root: their tests will skip (apt-get install$$missing)"; \
 	fi
 
 test-fast: setup

@@ -63,6 +63,9 @@ Commands:
                               MCP over stdio for one user, for a desktop client
     token (--user ID | --admin) --tokens-file FILE
                               make a token for the server, add its hash to the file, print it once
+    dagster-yaml [--storage sqlite|postgres] [--max-concurrent-runs N] [--out FILE]
+                              the Dagster instance's dagster.yaml (run queue, per-partition and
+                              per-user limits; PostgreSQL storage from DAGSTER_PG_* variables)
 """
 
 import argparse
@@ -456,6 +459,22 @@ def cmd_token(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dagster_yaml(args: argparse.Namespace) -> int:
+    """Prints the file, or writes it (atomically) to ``--out``."""
+    from memory_assets.core.durable import write_atomic
+    from memory_assets.defs.instance import InstanceConfig, instance_yaml
+
+    text = instance_yaml(InstanceConfig(args.storage, args.max_concurrent_runs))
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.out).expanduser().absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, text)
+    print(f"wrote {out} ({args.storage} storage)", file=sys.stderr)
+    return 0
+
+
 AT_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"
 
 
@@ -684,6 +703,18 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--admin", action="store_true", help="a token that reaches every user")
     p.add_argument("--tokens-file", required=True, help="the token file (created if missing)")
     p.set_defaults(func=cmd_token)
+    p = command("dagster-yaml", "write the Dagster instance's dagster.yaml (queue, limits, storage)")
+    p.add_argument(
+        "--storage",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="sqlite under $DAGSTER_HOME (default) or postgres (from the DAGSTER_PG_* variables)",
+    )
+    p.add_argument(
+        "--max-concurrent-runs", type=int, default=1, metavar="N", help="runs at once (default: 1)"
+    )
+    p.add_argument("--out", metavar="FILE", help="write it here (default: print it)")
+    p.set_defaults(func=cmd_dagster_yaml)
     p = command("ingest-transcripts", "every new user turn of the transcripts through the write path")
     p.add_argument("--session", action="append", help="only this session (repeatable)")
     p.add_argument("--limit", type=int, help="at most this many turns in this run")
