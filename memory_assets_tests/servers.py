@@ -233,9 +233,19 @@ def redis_server() -> Iterator[str]:
 # -- S3 (moto) -------------------------------------------------------------------------------
 
 
+AWS_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_ALLOW_HTTP",
+)
+
+
 @dataclass(frozen=True)
 class S3:
     endpoint: str
+    pid: int  # the server's process (a test may freeze it with SIGSTOP, and must SIGCONT it)
     access_key: str = "testing"
     secret_key: str = "testing-secret-key-never-logged"
     region: str = "us-east-1"
@@ -276,6 +286,6 @@ def s3_server() -> Iterator[S3]:
     )
     try:
         wait_for_port(port, 60, process)
-        yield S3(f"http://127.0.0.1:{port}")
+        yield S3(f"http://127.0.0.1:{port}", process.pid)
     finally:
         stop_tree(process, signal.SIGTERM, grace=10)

@@ -15,6 +15,7 @@ Precedence, highest first: explicit arguments, environment variables, profile de
 ``resolve_notebook_dir()`` is the only place that decides where the vault is.
 """
 
+import json
 import math
 import os
 import re
@@ -43,6 +44,11 @@ class Settings:
     index_uri: str
     transcripts_dir: Path
     user_id: str = "default-user"
+    # LanceDB storage options for an index on object storage (``s3://...``): MEMORY_INDEX_STORAGE_OPTIONS
+    # as ``key=value,key=value`` or a JSON object. LanceDB also reads the standard variables itself
+    # (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL, ...). They may hold
+    # keys, so they are never shown: not in the repr, not in a log line, not in an error.
+    index_storage_options: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     embedding_model: str = "default"
     table_name: str = "archival_memories"
     # An OpenAI-compatible embeddings endpoint (``.../v1``); unset = the local sentence-transformers model.
@@ -149,6 +155,10 @@ class Settings:
     def index_is_local(self) -> bool:
         return "://" not in self.index_uri
 
+    def storage_options(self) -> dict[str, str]:
+        """The LanceDB storage options of the index (empty: LanceDB's defaults and environment)."""
+        return dict(self.index_storage_options)
+
     def require_initialised(self) -> None:
         """Raise a clear error when the home has not been set up (nothing is created here)."""
         missing = [p for p in (self.memory_dir, self.notebook_dir) if not p.is_dir()]
@@ -190,6 +200,9 @@ class Settings:
             index_uri=overrides.get("index_uri") or env.get("MEMORY_INDEX_URI") or index_uri,
             transcripts_dir=root / "transcripts",
             user_id=overrides.get("user_id") or env.get("MEMORY_USER_ID") or "default-user",
+            index_storage_options=storage_options(
+                overrides.get("index_storage_options") or env.get(STORAGE_OPTIONS_VAR)
+            ),
             embedding_model=overrides.get("embedding_model")
             or env.get("MEMORY_EMBEDDING_MODEL")
             or "default",
@@ -226,6 +239,37 @@ class Settings:
             dream_state_file=_path(env, overrides, "MEMORY_DREAM_STATE_PATH"),
             memory_md_file=_path(env, overrides, "MEMORY_MD_PATH"),
         )
+
+
+STORAGE_OPTIONS_VAR = "MEMORY_INDEX_STORAGE_OPTIONS"
+
+
+def storage_options(raw: str | None) -> tuple[tuple[str, str], ...]:
+    """``MEMORY_INDEX_STORAGE_OPTIONS``: ``key=value`` pairs separated by commas, or a JSON object
+    of strings. A malformed value is an error naming the variable and the form, never its value
+    (it may hold a key)."""
+    if not raw or not raw.strip():
+        return ()
+    form = 'key=value,key=value (endpoint=http://host:9000,allow_http=true) or a JSON object {"key": "value"}'
+    text = raw.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise SettingsError(f"{STORAGE_OPTIONS_VAR} is not valid JSON; write {form}") from None
+        if not isinstance(data, dict) or not all(
+            isinstance(v, str | int | float | bool) for v in data.values()
+        ):
+            raise SettingsError(f"{STORAGE_OPTIONS_VAR} must map option names to strings; write {form}")
+        pairs = [(str(k), str(v).lower() if isinstance(v, bool) else str(v)) for k, v in data.items()]
+    else:
+        pairs = []
+        for n, item in enumerate(text.split(","), 1):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise SettingsError(f"{STORAGE_OPTIONS_VAR}: item {n} is not key=value; write {form}")
+            pairs.append((key.strip(), value.strip()))
+    return tuple(sorted(pairs))
 
 
 def _path(env: Mapping[str, str], overrides: Mapping[str, str], name: str) -> Path | None:

@@ -33,7 +33,7 @@ missing file) becomes ``DamagedTableError``, naming the table, what is wrong and
 import functools
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -185,10 +185,18 @@ class TableStats:
 
 
 class MemoryStore:
-    def __init__(self, uri: str, table_name: str = "archival_memories", user_id: str = "default-user"):
+    def __init__(
+        self,
+        uri: str,
+        table_name: str = "archival_memories",
+        user_id: str = "default-user",
+        storage_options: Mapping[str, str] | None = None,
+    ):
         self.uri = uri
         self.table_name = table_name
         self.user_id = user_id
+        # Object storage's options (an endpoint, keys): handed to LanceDB, never shown.
+        self._storage_options = dict(storage_options or {})
         self._db: Any = None
         self._session: Any = None
         self._table: Any = None
@@ -206,7 +214,7 @@ class MemoryStore:
     @classmethod
     def of(cls, settings: Settings) -> "MemoryStore":
         """The store of a home's settings: its index URI, table name and user id."""
-        return cls(settings.index_uri, settings.table_name, settings.user_id)
+        return cls(settings.index_uri, settings.table_name, settings.user_id, settings.storage_options())
 
     # -- opening ---------------------------------------------------------------------------------
     @property
@@ -214,8 +222,16 @@ class MemoryStore:
         if self._db is None:
             import lancedb
 
-            self._db = lancedb.connect(self.uri, session=self._lance_session())
+            self._db = lancedb.connect(self.uri, session=self._lance_session(), **self._connect_options())
         return self._db
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        """The object-storage options this store connects with (a copy)."""
+        return dict(self._storage_options)
+
+    def _connect_options(self) -> dict[str, Any]:
+        return {"storage_options": dict(self._storage_options)} if self._storage_options else {}
 
     def _lance_session(self) -> Any:
         """One LanceDB session (its index and metadata caches) for both of this store's handles."""
@@ -246,7 +262,9 @@ class MemoryStore:
                 return None
             import lancedb
 
-            db = await lancedb.connect_async(self.uri, session=self._lance_session())
+            db = await lancedb.connect_async(
+                self.uri, session=self._lance_session(), **self._connect_options()
+            )
             reader = self._reader = await db.open_table(self.table_name)
             return facts, reader
         await reader.checkout_latest()

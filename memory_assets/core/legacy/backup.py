@@ -344,7 +344,7 @@ def restore(settings: Settings, backup: str, table_uri: str | None = None) -> Re
                 table_dir.rename(aside)
                 set_aside = str(aside)
             shutil.copytree(copy, table_dir)
-            fresh = MemoryStore(store.uri, store.table_name, store.user_id)
+            fresh = MemoryStore(store.uri, store.table_name, store.user_id, store.storage_options)
             table = fresh.table()
             copied_tags = _tags(fresh)
             if name in copied_tags:
@@ -354,7 +354,7 @@ def restore(settings: Settings, backup: str, table_uri: str | None = None) -> Re
                     table.checkout_latest()
                 table.tags.delete(name)
             store, method = fresh, "copy"
-        result_store = MemoryStore(store.uri, store.table_name, store.user_id)
+        result_store = MemoryStore(store.uri, store.table_name, store.user_id, store.storage_options)
         found = find_legacy(settings, table_uri)
         out = RestoreResult(
             name,

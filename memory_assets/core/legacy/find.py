@@ -148,7 +148,7 @@ def _store(settings: Settings, table_uri: str | None, must_exist: bool = True) -
     """The store of the project's index, or of the assistant-format table at ``table_uri`` (a clear
     error when that cannot be read). Opening reads; nothing is created or written."""
     if table_uri is None:
-        store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+        store = MemoryStore.of(settings)
         try:
             store.exists()
         except Exception as exc:
@@ -169,7 +169,7 @@ def _store(settings: Settings, table_uri: str | None, must_exist: bool = True) -
         uri = str(local)
     else:
         uri = table_uri
-    store = MemoryStore(uri, LEGACY_TABLE, settings.user_id)
+    store = MemoryStore(uri, LEGACY_TABLE, settings.user_id, settings.storage_options())
     try:
         exists = store.exists()
         tables = store.db.list_tables(limit=10_000).tables if not exists else []

@@ -13,6 +13,9 @@ filter or reindex of one user can reach another's files or table.
   (``MEMORY_HOME``, ``MEMORY_INDEX_URI``, ``MEMORY_NOTEBOOK_DIR``, the ``.state`` file paths, ...)
   are ignored for a user's home, since one value for every user would put them all in one
   place; everything else (the models, the limits, the dream's pacing) applies to every user.
+  The index may live elsewhere per user through ``MEMORY_INDEX_URI_TEMPLATE``, a URI holding
+  ``{user}`` (``s3://bucket/memory/{user}/index``): the user's id (checked, so one path
+  segment) takes its place. Without it a user's index is ``<home>/index``.
   The rows' ``user_id`` column keeps the single home's default (``default-user``): the home's
   directory is the user, and so the CLI (``--home <root>/users/<id>``) and Dagster open a user's
   home exactly as they open any home, reading and writing the same rows as the server.
@@ -35,6 +38,8 @@ from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings, SettingsError
 
 ROOT_ENV = "MEMORY_ROOT"
+INDEX_URI_TEMPLATE_ENV = "MEMORY_INDEX_URI_TEMPLATE"
+USER_PLACEHOLDER = "{user}"
 DEFAULT_ROOT = Path(".memory_root")
 USERS_DIR = "users"
 USER_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -87,10 +92,25 @@ def user_home(root: Path, user_id: str) -> Path:
 
 
 def user_settings(root: Path, user_id: str, env: Mapping[str, str] | None = None) -> Settings:
-    """The settings of a user's home (see the module docstring for the variables it ignores)."""
+    """The settings of a user's home (see the module docstring for the variables it ignores, and
+    for ``MEMORY_INDEX_URI_TEMPLATE``)."""
     env = os.environ if env is None else env
     shared = {k: v for k, v in env.items() if k not in HOME_VARIABLES}
-    return Settings.load(user_home(root, user_id), "default", env=shared)
+    home = user_home(root, user_id)
+    template = shared.pop(INDEX_URI_TEMPLATE_ENV, None)
+    overrides = {"index_uri": index_uri_for(template, user_id)} if template else {}
+    return Settings.load(home, "default", env=shared, **overrides)
+
+
+def index_uri_for(template: str, user_id: str) -> str:
+    """The user's index URI from ``MEMORY_INDEX_URI_TEMPLATE`` (``{user}`` replaced by the id,
+    checked first); a template without ``{user}`` is refused: it would give every user one table."""
+    if USER_PLACEHOLDER not in template:
+        raise SettingsError(
+            f"{INDEX_URI_TEMPLATE_ENV}={template!r} has no {USER_PLACEHOLDER}: every user would share one "
+            f"index; write it as, e.g., s3://bucket/memory/{USER_PLACEHOLDER}/index"
+        )
+    return template.replace(USER_PLACEHOLDER, check_user_id(user_id))
 
 
 def list_users(root: Path) -> list[str]:
