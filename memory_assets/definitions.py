@@ -4,6 +4,7 @@ import dagster as dg
 
 from memory_assets.defs.dedup import definitions as dedup
 from memory_assets.defs.dream import definitions as dream
+from memory_assets.defs.executor import executor
 from memory_assets.defs.index import definitions as index
 from memory_assets.defs.legacy import definitions as legacy
 from memory_assets.defs.reconcile import definitions as reconcile
@@ -19,7 +20,8 @@ defs = dg.Definitions.merge(
     legacy.defs,
     dg.Definitions(
         resources={"memory": MemoryHomeResource(), "embedder": EmbedderResource()},
-        # One process per run: the model loads once per run instead of once per step.
-        executor=dg.in_process_executor,
+        # MEMORY_EXECUTOR (defs/executor.py); by default one process per run, so the model loads
+        # once per run instead of once per step.
+        executor=executor(),
     ),
 )
