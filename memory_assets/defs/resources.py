@@ -1,28 +1,132 @@
-"""Resources: the memory home (a ``Home``) and the embedder it hands its indexer."""
+"""Resources: the memory home (a ``Home``) and the embedder it hands its indexer.
+
+With many homes (``MEMORY_ROOT``; ``defs/partitions.py``), ``MemoryHomeResource`` opens the home
+of the run's user, read from the run when the resource is set up: the ``user`` tag (every run
+this project requests carries it), else the run's partition (``dagster/partition/user`` of a
+user-and-day partition, ``dagster/partition`` of a user's), else the users of its partition
+range. A run over several users' partitions (a backfill of one day across users, grouped so by
+Dagster) is taken by the assets that loop over their partitions (``archive_index``, ``vault``:
+``users_of``/``open_user``); any other asset refuses it with the fix. A sensor, which has no
+run, names the user: ``open_user(user)``.
+"""
+
+import os
+from pathlib import Path
 
 import dagster as dg
 from pydantic import PrivateAttr
 
 from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
-from memory_assets.core.settings import Settings
+from memory_assets.core.ops.root_feed import note_change
+from memory_assets.core.ops.users import ROOT_ENV, open_user_home, user_settings
+from memory_assets.core.settings import Settings, SettingsError
+from memory_assets.defs.instance import USER_TAG
+from memory_assets.defs.partitions import MANY_HOMES, day_partitions, user_of
+
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def users_of_run(tags: dict[str, str], instance: dg.DagsterInstance | None) -> list[str]:
+    """The users whose homes a run works on, from its tags (see the module docstring)."""
+    if tags.get(USER_TAG):
+        return [tags[USER_TAG]]
+    if tags.get("dagster/partition/user"):
+        return [tags["dagster/partition/user"]]
+    if tags.get("dagster/partition"):
+        user = user_of(tags["dagster/partition"])
+        return [user] if user else []
+    start, end = tags.get(RANGE_START), tags.get(RANGE_END)
+    if start and end:
+        first, last = user_of(start), user_of(end)
+        if first == last:
+            return [first] if first else []
+        keys = day_partitions.get_partition_keys_in_range(
+            dg.PartitionKeyRange(start, end), dynamic_partitions_store=instance
+        )
+        return sorted({u for k in keys if (u := user_of(k))})
+    return []
 
 
 class MemoryHomeResource(dg.ConfigurableResource):
-    """Where the memory lives. Unset fields fall back to MEMORY_HOME / MEMORY_PROFILE / defaults."""
+    """Where the memory lives. Unset fields fall back to MEMORY_HOME / MEMORY_PROFILE / defaults;
+    with many homes, ``root`` (MEMORY_ROOT) and the run's user (see the module docstring)."""
 
     home: str | None = None
     profile: str | None = None
     index_uri: str | None = None
+    root: str | None = None
+    _users: list[str] = PrivateAttr(default_factory=list)
+    _changed: set[str] = PrivateAttr(default_factory=set)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        run = context.dagster_run
+        if self.root_dir() is not None and run is not None:
+            self._users = users_of_run(dict(run.tags), context.instance)
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        """With many homes: every home this run opened is noted in the root's change feed, so
+        the homes sensor looks at it again (a dream moved its watermark, a reconcile its
+        tombstones)."""
+        root = self.root_dir()
+        if root is None or context.dagster_run is None:  # a sensor's reads change nothing
+            return
+        for user in sorted(self._changed):
+            note_change(root, user, "run")
+
+    def root_dir(self) -> Path | None:
+        """The root of the users' homes, or None for a single home."""
+        if not MANY_HOMES and self.root is None:
+            return None
+        raw = self.root or os.environ.get(ROOT_ENV)
+        return Path(raw).expanduser().absolute() if raw else None
+
+    @property
+    def user(self) -> str | None:
+        """The run's one user (many homes), else None; several is an error naming the fix."""
+        if self.root_dir() is None:
+            return None
+        if len(self._users) != 1:
+            found = ", ".join(self._users[:5]) or "none"
+            raise SettingsError(
+                f"this run works on {len(self._users)} users' homes ({found}); this asset takes one "
+                "user per run: launch it for one user (a partition of `users`, or the tag user=<id>)"
+            )
+        return self._users[0]
+
+    @property
+    def users(self) -> list[str]:
+        """The users the run covers (many homes; an asset that loops over them)."""
+        return list(self._users)
 
     def settings(self) -> Settings:
-        overrides = {"index_uri": self.index_uri} if self.index_uri else {}
-        return Settings.load(self.home, self.profile, **overrides)
+        root = self.root_dir()
+        if root is None:
+            overrides = {"index_uri": self.index_uri} if self.index_uri else {}
+            return Settings.load(self.home, self.profile, **overrides)
+        return self.user_settings(self.user)  # type: ignore[arg-type]
+
+    def user_settings(self, user: str) -> Settings:
+        root = self.root_dir()
+        if root is None:
+            raise SettingsError("a user's home needs MEMORY_ROOT (the root of the users' homes)")
+        self._changed.add(user)
+        return user_settings(root, user)
 
     def open(self, embedder: "EmbedderResource | None" = None) -> Home:
         """The home (a fresh ``Home`` each call: a run's steps may run in separate processes),
         with the run's embedder when one is given."""
+        if self.root_dir() is not None:
+            return self.open_user(self.user, embedder)  # type: ignore[arg-type]
         return Home(self.settings(), embedder.get() if embedder is not None else None)
+
+    def open_user(self, user: str, embedder: "EmbedderResource | None" = None) -> Home:
+        """A user's home under the root (many homes): a sensor's, or a run's that loops over users."""
+        root = self.root_dir()
+        if root is None:
+            raise SettingsError("a user's home needs MEMORY_ROOT (the root of the users' homes)")
+        self._changed.add(user)
+        return open_user_home(root, user, embedder=embedder.get() if embedder is not None else None)
 
 
 class EmbedderResource(dg.ConfigurableResource):

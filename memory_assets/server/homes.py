@@ -42,6 +42,7 @@ from memory_assets.core.home import Home
 from memory_assets.core.index.freshness import optimize_reasons
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.models.batching import BatchingEmbedder
+from memory_assets.core.ops.root_feed import note_change
 from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.write_path.extraction import Extractor, Turn
@@ -64,9 +65,14 @@ class _Write:
 class WriteLane:
     """One user's writes (see the module docstring)."""
 
-    def __init__(self, home: Home, run: Run, batch_turns: int) -> None:
+    def __init__(
+        self, home: Home, run: Run, batch_turns: int, note: Callable[[str], None] | None = None
+    ) -> None:
         self.home = home
         self.run = run
+        # Tells the root's change feed that this home changed (core/ops/root_feed.py), on the
+        # worker thread after each write, so a Dagster sensor over the root looks at it again.
+        self.note = note
         self.batch_turns = max(1, batch_turns)
         self._queue: deque[_Write] = deque()
         self._task: asyncio.Task[None] | None = None
@@ -110,7 +116,7 @@ class WriteLane:
                     write = self._queue.popleft()
                     assert write.job is not None
                     try:
-                        _settle(write, await self.run(write.job))
+                        _settle(write, await self.run(lambda job=write.job: self._noted(job, "job")))
                     except Exception as exc:
                         _settle(write, exc)
                     continue
@@ -120,7 +126,9 @@ class WriteLane:
                 turns = [w.turn for w in group if w.turn is not None]
                 due = False
                 try:
-                    results, due = await self.run(lambda turns=turns: self._write(turns))
+                    results, due = await self.run(
+                        lambda turns=turns: self._noted(lambda: self._write(turns), "turns")
+                    )
                 except Exception as exc:
                     results = [exc] * len(group)
                 self.groups += 1
@@ -158,6 +166,18 @@ class WriteLane:
                 log.warning(
                     f"{home.settings.home.name}: reindexing {key} failed again ({type(exc).__name__})"
                 )
+
+    def _noted(self, fn: Callable[[], T], what: str) -> T:
+        """``fn()``, then the home noted as changed (even when ``fn`` failed part way: a write may
+        have landed). The feed is a hint: a failure to note is logged, never raised."""
+        try:
+            return fn()
+        finally:
+            if self.note is not None:
+                try:
+                    self.note(what)
+                except OSError as exc:
+                    log.warning(f"{self.home.settings.home.name}: the change feed was not written ({exc})")
 
     def _write(self, turns: list[tuple[Turn, Extractor]]) -> tuple[list[TurnResult | Exception], bool]:
         """The group's results, and whether the table is due an optimize now."""
@@ -261,7 +281,10 @@ class HomeCache:
             return reader, writer, make_extractor(reader.settings)
 
         reader, writer, extractor = await self.run(open_home)
-        home = UserHome(user_id, reader, writer, extractor, WriteLane(writer, self.run, self.batch_turns))
+        lane = WriteLane(
+            writer, self.run, self.batch_turns, lambda what: note_change(self.root, user_id, what)
+        )
+        home = UserHome(user_id, reader, writer, extractor, lane)
         self._homes[user_id] = home
         self.opened += 1
         self._evict()

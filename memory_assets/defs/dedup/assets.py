@@ -9,6 +9,7 @@ from memory_assets.core.audit.dedup_history import history_path, read_history
 from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
+from memory_assets.defs.partitions import home_partitions
 from memory_assets.defs.resources import MemoryHomeResource
 
 
@@ -30,6 +31,7 @@ def rate_metadata(report: dict) -> dict[str, float | int]:
 
 @dg.asset(
     deps=[archival_memories, daily_logs],
+    partitions_def=home_partitions,
     group_name="dedup",
     kinds={"polars", "parquet"},
     description="Near-duplicate rates of the index per write path at cosine >= "
@@ -87,6 +89,7 @@ def trend_markdown(history: pl.DataFrame) -> str:
 
 @dg.asset(
     deps=[dedup_report],
+    partitions_def=home_partitions,
     group_name="dedup",
     kinds={"parquet", "html"},
     description="The stored history of every dedup measurement (dedup/history.parquet beside the index, "

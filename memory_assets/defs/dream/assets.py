@@ -9,7 +9,7 @@ from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.external import daily_logs
-from memory_assets.defs.partitions import log_days
+from memory_assets.defs.partitions import MANY_HOMES, SHAPE, day_of, day_partitions, home_partitions, user_of
 from memory_assets.defs.resources import MemoryHomeResource
 
 
@@ -45,8 +45,9 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.BetaWarning)
 
     @dg.asset(
-        partitions_def=log_days,
-        backfill_policy=dg.BackfillPolicy.single_run(),
+        partitions_def=day_partitions,
+        # One run for the batch's days; in the users-only shape one run per user.
+        backfill_policy=dg.BackfillPolicy.multi_run(1) if SHAPE == "user" else dg.BackfillPolicy.single_run(),
         deps=[daily_logs],
         group_name="knowledge",
         kinds={"markdown"},
@@ -56,31 +57,46 @@ with warnings.catch_warnings():
         "persisted pacing state; a failed or empty run fails, is counted, and leaves the watermark.",
     )
     def vault(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
-        settings = memory.settings()
-        settings.require_initialised()
-        # The sensor evaluated the gates; the runner still owns retry-then-skip and the batch.
-        result = run_dream(settings, _consolidator(settings), force=True)
-        for warning in result.warnings:
-            context.log.warning(warning)
-        wanted = set(context.partition_keys)
-        if result.days and not set(result.days) <= wanted:
-            context.log.warning(
-                f"the runner's batch {result.days} differs from the requested days {sorted(wanted)}"
+        if not MANY_HOMES:
+            return _dream(context, memory.settings(), set(context.partition_keys))
+        # Many homes: the run's users (one, unless a backfill grouped several users' partitions).
+        results = [
+            _dream(
+                context, memory.user_settings(user), {k for k in context.partition_keys if user_of(k) == user}
             )
-        if result.kind == "busy":
-            raise dg.Failure("another dream is running on this home; this run did nothing")
-        if not result.ok:
-            raise dg.Failure(
-                f"dream run on {result.days} did not consolidate: {result.reason} (attempt {result.failures} "
-                f"of {settings.dream_max_retries}; the watermark stays at {result.watermark})",
-                metadata=_metadata(result),
-            )
-        context.log.info(result.summary or result.reason)
-        return dg.MaterializeResult(metadata=_metadata(result))
+            for user in memory.users
+        ]
+        if len(results) == 1:
+            return results[0]
+        return dg.MaterializeResult(metadata={"users": len(results)})
+
+
+def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[str]) -> dg.MaterializeResult:
+    settings.require_initialised()
+    # The sensor evaluated the gates; the runner still owns retry-then-skip and the batch.
+    result = run_dream(settings, _consolidator(settings), force=True)
+    for warning in result.warnings:
+        context.log.warning(warning)
+    days = {day_of(k).isoformat() for k in wanted} if SHAPE != "user" else set(result.days)
+    if result.days and not set(result.days) <= days:
+        context.log.warning(
+            f"the runner's batch {result.days} differs from the requested days {sorted(days)}"
+        )
+    if result.kind == "busy":
+        raise dg.Failure(f"another dream is running on {settings.home}; this run did nothing")
+    if not result.ok:
+        raise dg.Failure(
+            f"dream run on {result.days} did not consolidate: {result.reason} (attempt {result.failures} "
+            f"of {settings.dream_max_retries}; the watermark stays at {result.watermark})",
+            metadata=_metadata(result),
+        )
+    context.log.info(result.summary or result.reason)
+    return dg.MaterializeResult(metadata=_metadata(result))
 
 
 @dg.asset(
     deps=[vault],
+    partitions_def=home_partitions,
     group_name="knowledge",
     kinds={"markdown"},
     description="The dream's editorial audit of the vault (broken links, orphans, contradicting bullets, stale "

@@ -15,7 +15,14 @@ from memory_assets.defs.index.external import (
     tombstones,
     vault_pages,
 )
-from memory_assets.defs.partitions import DAYS_PER_RUN, day_of, log_days
+from memory_assets.defs.partitions import (
+    DAYS_PER_RUN,
+    SHAPE,
+    day_of,
+    day_partitions,
+    home_partitions,
+    user_of,
+)
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
 
@@ -43,12 +50,18 @@ with warnings.catch_warnings():
     # evaluation carry its day, so the UI shows the check per partition.
     warnings.simplefilter("ignore", dg.PreviewWarning)
     ROWS_MATCH_LOG_SPEC = dg.AssetCheckSpec(
-        "rows_match_log", asset="archive_index", partitions_def=log_days, description=ROWS_MATCH_LOG
+        "rows_match_log", asset="archive_index", partitions_def=day_partitions, description=ROWS_MATCH_LOG
     )
     # BackfillPolicy is beta in dagster 1.13 (pinned): it is what makes a backfill over a long range
     # of days a few runs instead of one run per day (defs/partitions.py).
     warnings.simplefilter("ignore", dg.BetaWarning)
-    ARCHIVE_BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=DAYS_PER_RUN)
+    # With many homes (defs/partitions.py) a backfill of one user's days is one run (a year of a
+    # user's logs is one process, its model loaded once); a user per run in the users-only shape.
+    ARCHIVE_BACKFILL_POLICY = {
+        "day": dg.BackfillPolicy.multi_run(max_partitions_per_run=DAYS_PER_RUN),
+        "user_day": dg.BackfillPolicy.single_run(),
+        "user": dg.BackfillPolicy.multi_run(max_partitions_per_run=1),
+    }[SHAPE]
 
 
 def day_rows_check(indexer: Indexer, day: date, result: FileResult) -> dg.AssetCheckResult:
@@ -129,7 +142,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.BetaWarning)  # backfill_policy: see ARCHIVE_BACKFILL_POLICY
 
     @dg.asset(
-        partitions_def=log_days,
+        partitions_def=day_partitions,
         backfill_policy=ARCHIVE_BACKFILL_POLICY,
         deps=[daily_logs, tombstones, consolidation_log],
         group_name="index",
@@ -142,11 +155,24 @@ with warnings.catch_warnings():
     def archive_index(
         context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckEvaluation | dg.Output]:
-        indexer = _indexer(memory, embedder)
         keys = context.partition_keys
         checks: dict[str, dg.AssetCheckResult] = {}
         metadata: dict[str, dict[str, object]] = {}
+        indexers: dict[str | None, Indexer] = {}
         for key in keys:
+            # With many homes a run may span users (a backfill of one day across users): each
+            # key's day is reindexed in its user's home.
+            user = user_of(key)
+            if user not in indexers:
+                indexers[user] = (
+                    _indexer(memory, embedder)
+                    if user is None
+                    else memory.open_user(user, embedder).ready().indexer
+                )
+            indexer = indexers[user]
+            if SHAPE == "user":  # a user's partition: every day of the user's, inside the run
+                checks[key], metadata[key] = _user_days(context, indexer)
+                continue
             day = day_of(key)
             result = indexer.reindex_day(day)
             _log_warnings(context, result.warnings)
@@ -165,6 +191,25 @@ with warnings.catch_warnings():
         yield dg.Output(
             None, output_name=context.assets_def.get_output_name_for_asset_check_key(ROWS_MATCH_LOG_SPEC.key)
         )
+
+
+def _user_days(
+    context: dg.AssetExecutionContext, indexer: Indexer
+) -> tuple[dg.AssetCheckResult, dict[str, object]]:
+    """The users-only shape: reindex every daily log of the user's (each a diff), then the same
+    comparison as ``rows_match_log`` over all of them."""
+    from memory_assets.core.audit.checks import rows_match_logs
+
+    sweep = indexer.reindex_files(labels=["archive"])
+    _log_warnings(context, sweep.warnings)
+    outcome = rows_match_logs(indexer.settings, indexer.store)
+    check = dg.AssetCheckResult(
+        check_name="rows_match_log",
+        passed=outcome.passed,
+        metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float | str)},
+        description=ROWS_MATCH_LOG if outcome.passed else "; ".join(outcome.problems[:5]),
+    )
+    return check, _sweep_metadata(sweep)
 
 
 def _sweep_metadata(sweep: SweepResult) -> dict[str, object]:
@@ -195,6 +240,7 @@ def _files_asset(
 
 @dg.asset(
     deps=[vault_pages, tombstones],
+    partitions_def=home_partitions,
     group_name="index",
     kinds={"lancedb"},
     description="archival_memories rows of the vault pages (source_type notebook): paragraph chunks, "
@@ -211,6 +257,7 @@ def vault_index(
 
 @dg.asset(
     deps=[core_files, tombstones],
+    partitions_def=home_partitions,
     group_name="index",
     kinds={"lancedb"},
     description="archival_memories rows of persona.md, user.md and MEMORY.md (source_type core_file); "
@@ -228,6 +275,7 @@ def core_file_index(
 @dg.asset(
     # The reconcile's sweep runs before its optimize (index_swept, by key: defined with the reconcile).
     deps=[archive_index, vault_index, core_file_index, dg.AssetKey("index_swept")],
+    partitions_def=home_partitions,
     group_name="index",
     kinds={"lancedb"},
     description="The LanceDB table archival_memories, compacted: optimize folds fragments and new rows "

@@ -6,14 +6,14 @@ report their changes, and the lineage shows the one-way flow logs -> vault -> in
 
 import dagster as dg
 
-from memory_assets.defs.partitions import log_days
+from memory_assets.defs.partitions import day_partitions, home_partitions
 
 daily_logs = dg.AssetSpec(
     "daily_logs",
     # Written by the write path (the assistant's library call, or the write_path asset over the
     # transcripts): the lineage shows transcripts -> ingested_turns -> daily_logs.
     deps=[dg.AssetKey("ingested_turns")],
-    partitions_def=log_days,
+    partitions_def=day_partitions,
     group_name="capture",
     kinds={"markdown"},
     description="archive/YYYY-MM-DD.md: the capture tier, appended to by the write path, never rewritten.",
@@ -21,6 +21,7 @@ daily_logs = dg.AssetSpec(
 
 consolidation_log = dg.AssetSpec(
     "consolidation_log",
+    partitions_def=home_partitions,
     deps=[daily_logs],
     group_name="knowledge",
     kinds={"markdown"},
@@ -30,6 +31,7 @@ consolidation_log = dg.AssetSpec(
 
 vault_pages = dg.AssetSpec(
     "vault_pages",
+    partitions_def=home_partitions,
     deps=[dg.AssetKey("vault")],  # written by the dream (the vault asset), and by people
     group_name="knowledge",
     kinds={"markdown"},
@@ -38,6 +40,7 @@ vault_pages = dg.AssetSpec(
 
 core_files = dg.AssetSpec(
     "core_files",
+    partitions_def=home_partitions,
     deps=[vault_pages],
     group_name="knowledge",
     kinds={"markdown"},
@@ -46,6 +49,7 @@ core_files = dg.AssetSpec(
 
 tombstones = dg.AssetSpec(
     "tombstones",
+    partitions_def=home_partitions,
     group_name="knowledge",
     kinds={"jsonl"},
     description="notebook/.state/tombstones.jsonl: normalised texts removed from retrieval (history stays).",

@@ -17,7 +17,7 @@ from memory_assets.core.legacy.find import CHECK_NAME, LegacyError, recorded_now
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.checks import check_result
 from memory_assets.defs.index.external import daily_logs
-from memory_assets.defs.partitions import register_days
+from memory_assets.defs.partitions import day_key, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
 TABLE_HELP = (
@@ -74,6 +74,7 @@ def _md(rows: list[dict[str, object]]) -> dg.MetadataValue:
 
 @dg.asset(
     deps=[archival_memories],
+    partitions_def=home_partitions,
     group_name="legacy",
     kinds={"markdown"},
     check_specs=[_check("legacy_rows_exported")],
@@ -95,11 +96,13 @@ def legacy_rows_exported(
         raise dg.Failure(str(exc)) from exc
     for warning in result.warnings:
         context.log.warning(warning)
-    register_days(context.instance, result.days)
+    register_days(context.instance, result.days, memory.user)
     for day in result.days:
         context.log_event(
             dg.AssetMaterialization(
-                asset_key=daily_logs.key, partition=day, metadata={"reason": "legacy export"}
+                asset_key=daily_logs.key,
+                partition=day_key(day, memory.user),
+                metadata={"reason": "legacy export"},
             )
         )
     swept = 0
@@ -125,6 +128,7 @@ def legacy_rows_exported(
 
 @dg.asset(
     deps=[legacy_rows_exported],
+    partitions_def=home_partitions,
     group_name="legacy",
     kinds={"lancedb"},
     output_required=False,

@@ -9,6 +9,7 @@ from memory_assets.core.reconcile import ReconcileResult, read_handoff, retire_s
 from memory_assets.core.text import normalise
 from memory_assets.defs.dream.assets import vault
 from memory_assets.defs.index.external import tombstones
+from memory_assets.defs.partitions import day_key, home_partitions
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
 HANDOFF_CHECK = "handoff_processed"
@@ -20,6 +21,7 @@ def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
 
 @dg.asset(
     deps=[vault, tombstones],
+    partitions_def=home_partitions,
     group_name="knowledge",
     kinds={"jsonl"},
     check_specs=[
@@ -54,7 +56,9 @@ def superseded_retired(
     for day in result.days_reindexed:
         context.log_event(
             dg.AssetMaterialization(
-                asset_key="archive_index", partition=day, metadata={"reason": "reconcile"}
+                asset_key="archive_index",
+                partition=day_key(day, memory.user),
+                metadata={"reason": "reconcile"},
             )
         )
     return dg.MaterializeResult(
@@ -92,6 +96,7 @@ def handoff_check(indexer: Indexer) -> dg.AssetCheckResult:
 
 @dg.asset(
     deps=[superseded_retired],
+    partitions_def=home_partitions,
     group_name="index",
     kinds={"lancedb"},
     description="Step 2 of the reconcile (check_and_update): the indexer's sweep, so changed pages and core "

@@ -4,13 +4,14 @@ import dagster as dg
 
 from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.ingest import ingest_transcripts
-from memory_assets.defs.partitions import register_days
+from memory_assets.defs.partitions import day_key, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.write_path.external import transcripts
 
 
 @dg.asset(
     deps=[transcripts],
+    partitions_def=home_partitions,
     group_name="capture",
     kinds={"python"},
     description="Every new user turn of the transcripts, oldest first and exactly once, through the write "
@@ -30,11 +31,13 @@ def ingested_turns(
         context.log.warning(warning)
     if result.recovered:
         context.log.warning(result.recovered)
-    register_days(context.instance, result.days)
+    register_days(context.instance, result.days, memory.user)
     for day in result.days:
         context.log_event(
             dg.AssetMaterialization(
-                asset_key="daily_logs", partition=day, metadata={"written_by": "write_path"}
+                asset_key="daily_logs",
+                partition=day_key(day, memory.user),
+                metadata={"written_by": "write_path"},
             )
         )
     extractors = sorted({r.extractor for r in result.results})

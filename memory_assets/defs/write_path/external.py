@@ -2,8 +2,11 @@
 
 import dagster as dg
 
+from memory_assets.defs.partitions import home_partitions
+
 transcripts = dg.AssetSpec(
     "transcripts",
+    partitions_def=home_partitions,
     group_name="capture",
     kinds={"jsonl"},
     description="transcripts/<session>.jsonl: the assistant's raw turns ({ts, role, content, ...} a line), "

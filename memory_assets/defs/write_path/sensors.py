@@ -13,11 +13,30 @@ import dagster as dg
 
 from memory_assets.core.capture.transcripts import list_sessions
 from memory_assets.core.index.freshness import Cursor, Freshness
+from memory_assets.core.settings import Settings
 from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
 from memory_assets.defs.resources import MemoryHomeResource
 from memory_assets.defs.write_path.jobs import write_path_job
 
 ALL = "transcripts:*"
+
+
+def sessions_behind(settings: Settings) -> tuple[list[str], str]:
+    """The sessions whose transcript is longer than the write path has ingested, and the state
+    the freshness check compares ("-" when none is behind and no turn is pending)."""
+    path = settings.write_path_state_path
+    try:
+        progress = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except ValueError:
+        progress = {}  # the run reports the unreadable file with the fix
+    done = {s: int(v.get("offset", 0)) for s, v in (progress.get("sessions") or {}).items()}
+    behind = sorted(
+        session
+        for session, file in list_sessions(settings.transcripts_dir)
+        if file.stat().st_size > done.get(session, 0)
+    )
+    # One key for the whole job: "recorded" is the sessions behind, "desired" is none behind.
+    return behind, "behind:" + ",".join(behind) if behind or progress.get("pending") else "-"
 
 
 @dg.sensor(
@@ -33,20 +52,8 @@ def transcripts_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeRe
         return dg.SensorResult(
             skip_reason=f"{settings.transcripts_dir} does not exist; run `memory-assets init`"
         )
-    path = settings.write_path_state_path
-    try:
-        progress = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except ValueError:
-        progress = {}  # the run reports the unreadable file with the fix
-    done = {s: int(v.get("offset", 0)) for s, v in (progress.get("sessions") or {}).items()}
-    behind = sorted(
-        session
-        for session, file in list_sessions(settings.transcripts_dir)
-        if file.stat().st_size > done.get(session, 0)
-    )
+    behind, recorded = sessions_behind(settings)
     cursor = Cursor.load(context.cursor)
-    # One key for the whole job: "recorded" is the sessions behind, "desired" is none behind.
-    recorded = "behind:" + ",".join(behind) if behind or progress.get("pending") else "-"
     freshness = Freshness(cursor, {ALL: recorded} if recorded != "-" else {}, run_states(context.instance))
     if freshness.up_to_date(ALL, None):
         return dg.SensorResult(

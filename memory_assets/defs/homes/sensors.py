@@ -1,0 +1,413 @@
+"""Many homes (``MEMORY_ROOT``): one sensor keeps every home under the root current, doing work
+proportional to the homes that changed, not to all homes (design §11.3).
+
+Each tick, ``homes_sensor`` looks at:
+
+* **homes that appeared**: the root's ``users/`` directory is stat'ed; only when it changed is it
+  listed, and the homes not yet registered become partitions of ``users`` and are looked at;
+* **homes that changed**: the root's change feed (``core/ops/root_feed.py``) from the tick's
+  cursor on: the memory service notes every write of a user there, and every run over a root
+  each home it opened;
+* **homes with a request in flight** whose time to be asked again has come (a run lost or
+  failed: the backoff of ``core/index/freshness.py``);
+* **a slice of every home** (``MEMORY_HOMES_SWEEP_PER_TICK``, round robin): what the feed cannot
+  see (an assistant writing to a home directly, a day turning so yesterday's log becomes the
+  dream's, a table due its daily optimize) is seen within ``homes / slice`` ticks.
+
+At most ``MEMORY_HOMES_PER_TICK`` homes are looked at in one tick; the rest wait in the cursor,
+oldest first. Looking at a home asks exactly what the single home's sensors ask, with the same
+core functions, and its freshness cursors are kept per home at the root
+(``<root>/state/homes_sensor/<user>.json``), so a tick never reads or writes all homes' state:
+
+* its daily logs (``stale_days``): a run of ``reindex`` per stale day, on the user-and-day
+  partition; ``daily_logs`` materialisations for logs that grew;
+* its vault pages and core files (``stale_files``): an ``index_files`` run on the user's partition;
+* its transcripts: a ``write_path`` run while a session is behind;
+* its dream (``pacing.decide``, the home's own persisted state): ``dream`` over the batch's days,
+  or ``dream_lint``, never while a dream of that user is in flight;
+* its table (``optimize_reasons``, at most every 10 minutes a home): ``optimize_index``.
+
+Every request carries the ``user`` tag (the per-user concurrency limit of ``dagster.yaml``) and a
+run key prefixed by the user. The tick's dynamic-partition requests register the users and the
+days it saw; with the user-and-day shape past Dagster's guidance the tick says so.
+"""
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.dream.pacing import IDLE, LINT, decide
+from memory_assets.core.home import Home
+from memory_assets.core.index import freshness
+from memory_assets.core.index.freshness import Cursor, Freshness, optimize_reasons, stale_days, stale_files
+from memory_assets.core.knowledge.dream_state import load_dream_state
+from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
+from memory_assets.core.ops.users import USERS_DIR, list_users
+from memory_assets.core.settings import Settings
+from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
+from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
+from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
+from memory_assets.defs.instance import USER_TAG
+from memory_assets.defs.partitions import (
+    GUIDANCE_PARTITIONS,
+    LOG_DAYS,
+    SHAPE,
+    USERS,
+    day_key,
+    day_range_tags,
+    register_days_requests,
+    users,
+)
+from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.defs.write_path.jobs import write_path_job
+from memory_assets.defs.write_path.sensors import ALL, sessions_behind
+
+SENSOR = "homes_sensor"
+PER_TICK_ENV = "MEMORY_HOMES_PER_TICK"
+SWEEP_ENV = "MEMORY_HOMES_SWEEP_PER_TICK"
+OPTIMIZE_CHECK_S = 600
+
+
+def _count(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        value = default
+    return max(1, value)
+
+
+@dataclass
+class HomesCursor:
+    """The tick's own cursor: the feed's position, the users directory's signature, where the
+    sweep is, the homes waiting (over the tick's budget) and the homes due again at a time."""
+
+    feed: tuple[str, int] | None = None
+    users_sig: str = ""
+    sweep_after: str = ""
+    queue: list[str] = field(default_factory=list)
+    due: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, raw: str | None) -> "HomesCursor":
+        data = json.loads(raw) if raw else {}
+        feed = data.get("feed")
+        return cls(
+            tuple(feed) if feed else None,  # type: ignore[arg-type]
+            data.get("users_sig", ""),
+            data.get("sweep_after", ""),
+            list(data.get("queue", [])),
+            dict(data.get("due", {})),
+        )
+
+    def dump(self) -> str:
+        return json.dumps(
+            {
+                "feed": list(self.feed) if self.feed else None,
+                "users_sig": self.users_sig,
+                "sweep_after": self.sweep_after,
+                "queue": self.queue,
+                "due": self.due,
+            },
+            separators=(",", ":"),
+        )
+
+
+@dataclass
+class Tick:
+    """What one tick asks of Dagster."""
+
+    runs: list[dg.RunRequest] = field(default_factory=list)
+    events: list[dg.AssetMaterialization] = field(default_factory=list)
+    days: set[date] = field(default_factory=set)
+    new_users: list[str] = field(default_factory=list)
+    looked_at: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _tags(user: str, **extra: str) -> dict[str, str]:
+    return {USER_TAG: user, **extra}
+
+
+def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, user: str, tick: Tick) -> bool:
+    """Ask of one home what the single home's sensors ask; True when a request of it is in flight
+    (so it is looked at again after the backoff)."""
+    root = memory.root_dir()
+    assert root is not None
+    settings = memory.user_settings(user)
+    if not (settings.archive_dir.is_dir() and settings.notebook_dir.is_dir()):
+        return False  # not initialised (yet): a home is created by its first write
+    state = load_home_state(root, SENSOR, user)
+    home = Home(settings)
+    indexer = home.indexer_without_embedder()
+    states = run_states(context.instance)
+
+    days = Cursor.load(state.get("days"))
+    scan = stale_days(indexer, days, states, date.min, date.max)
+    tick.days |= {d for d, _ in list_logs(settings.archive_dir)} | {s.day for s in scan.stale}
+    for s in scan.stale:
+        tick.runs.append(
+            dg.RunRequest(
+                job_name=reindex_job.name,
+                partition_key=day_key(s.day, user),
+                run_key=f"{user}:{s.run_key}",
+                tags=_tags(user, **{"memory_assets/attempt": str(s.attempt)}),
+            )
+        )
+    tick.events += [
+        dg.AssetMaterialization(
+            asset_key="daily_logs",
+            partition=day_key(g.day, user),
+            metadata={"size": g.size, "facts": g.facts, "skipped_lines": g.skipped_lines},
+        )
+        for g in scan.grown
+    ]
+    # A day the index already matches (the server indexed it as it wrote) is recorded once as
+    # materialised, as the single home's sensor does, so the UI shows no missing work.
+    reported = set(state.get("reported", []))
+    for day in scan.current:
+        if day.isoformat() not in reported:
+            tick.events.append(
+                dg.AssetMaterialization(
+                    asset_key="archive_index",
+                    partition=day_key(day, user),
+                    metadata={"reported_by": SENSOR, "reason": "the index already matches this log"},
+                )
+            )
+            reported.add(day.isoformat())
+
+    files = Cursor.load(state.get("files"))
+    fscan = stale_files(indexer, files, states)
+    for asset_name, due in (("vault_index", fscan.pages), ("core_file_index", fscan.core_files)):
+        if not due:
+            continue
+        keys = [f.key for f in due]
+        run_key = f"{user}:{asset_name}:{files.generation}:{len(keys)}"
+        tick.runs.append(
+            dg.RunRequest(
+                job_name=index_files_job.name,
+                partition_key=user,
+                run_key=run_key,
+                asset_selection=[dg.AssetKey(asset_name)],
+                run_config={"ops": {asset_name: {"config": {"files": keys}}}},
+                tags=_tags(user),
+            )
+        )
+        for f in due:
+            fscan.freshness.requested(f.key, f.digest, run_key, f.attempt)
+
+    transcripts = Cursor.load(state.get("transcripts"))
+    if settings.transcripts_dir.is_dir():
+        _transcripts(context, user, settings, transcripts, tick)
+    _dream(context, user, settings, tick)
+    optimized = _maybe_optimize(context, user, home, state, tick)
+
+    save_home_state(
+        root,
+        SENSOR,
+        user,
+        {
+            "days": days.dump(),
+            "files": files.dump(),
+            "transcripts": transcripts.dump(),
+            "reported": sorted(reported),
+            "optimize": optimized,
+        },
+    )
+    return bool(days.pending or files.pending or transcripts.pending)
+
+
+def _transcripts(
+    context: dg.SensorEvaluationContext, user: str, settings: Settings, cursor: Cursor, tick: Tick
+) -> None:
+    behind, recorded = sessions_behind(settings)
+    fresh = Freshness(cursor, {ALL: recorded} if recorded != "-" else {}, run_states(context.instance))
+    if fresh.up_to_date(ALL, None):
+        return
+    attempt = fresh.due(ALL, None)
+    if attempt is None or _in_flight(context, user, write_path_job.name):
+        return
+    run_key = f"{user}:write_path:{cursor.generation}"
+    fresh.requested(ALL, None, run_key, attempt)
+    tick.runs.append(
+        dg.RunRequest(
+            job_name=write_path_job.name,
+            partition_key=user,
+            run_key=run_key,
+            tags=_tags(user, **{"memory_assets/sessions_behind": ",".join(behind)[:200]}),
+        )
+    )
+
+
+def _in_flight(context: dg.SensorEvaluationContext, user: str, *jobs: str) -> bool:
+    return any(
+        context.instance.get_runs(
+            dg.RunsFilter(job_name=job, statuses=list(IN_FLIGHT), tags={USER_TAG: user}), limit=1
+        )
+        for job in jobs
+    )
+
+
+def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, tick: Tick) -> None:
+    """The dream's pacing of this home, from its persisted state (as ``dream_sensor``)."""
+    state = load_dream_state(settings.dream_state_path, settings.log_md)
+    decision = decide(settings, state, now=datetime.now(UTC))
+    if decision.kind == IDLE or _in_flight(context, user, dream_job.name, dream_lint_job.name):
+        return
+    attempt = (
+        f"{state.failures.get(decision.batch_key, 0)}:"
+        f"{state.last_attempt_at.isoformat() if state.last_attempt_at else '-'}"
+    )
+    reason = {"memory_assets/reason": decision.reason[:200]}
+    if decision.kind == LINT:
+        last = state.last_lint_attempt_at.isoformat() if state.last_lint_attempt_at else "-"
+        tick.runs.append(
+            dg.RunRequest(
+                job_name=dream_lint_job.name,
+                partition_key=user,
+                run_key=f"{user}:lint:{last}",
+                tags=_tags(user, **reason),
+            )
+        )
+        return
+    tick.days |= set(decision.days)
+    tick.runs.append(
+        dg.RunRequest(
+            job_name=dream_job.name,
+            run_key=f"{user}:dream:{decision.batch_key}:{attempt}",
+            tags=_tags(
+                user,
+                **day_range_tags(decision.days[0], decision.days[-1], user),
+                **{"memory_assets/decision": decision.kind},
+                **reason,
+            ),
+        )
+    )
+
+
+def _maybe_optimize(
+    context: dg.SensorEvaluationContext, user: str, home: Home, state: dict[str, Any], tick: Tick
+) -> list[Any]:
+    """At most every ``OPTIMIZE_CHECK_S`` per home, ``optimize_reasons`` on the home's table."""
+    checked_at, last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[:3]
+    now = freshness.clock()
+    if now - float(checked_at) < OPTIMIZE_CHECK_S:
+        return [checked_at, last_at, last_version]
+    store = home.store
+    if not store.exists():
+        return [now, last_at, last_version]
+    stats = store.stats()
+    if stats.legacy or _in_flight(context, user, optimize_index_job.name):
+        return [now, last_at, last_version]
+    if last_at == 0.0:  # first look: the table as it is counts as optimised now
+        return [now, now, stats.version]
+    reasons = optimize_reasons(stats, float(last_at), last_version, now)
+    if not reasons:
+        return [now, last_at, last_version]
+    tick.runs.append(
+        dg.RunRequest(
+            job_name=optimize_index_job.name,
+            partition_key=user,
+            run_key=f"{user}:optimize:{stats.version}:{int(now // 3600)}",
+            tags=_tags(user, **{"memory_assets/reason": "; ".join(reasons)[:200]}),
+        )
+    )
+    return [now, now, stats.version]
+
+
+def _signature(path: Path) -> str:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return "-"
+    return f"{st.st_ino}:{st.st_mtime_ns}"
+
+
+def _sweep_slice(root: Path, after: str, size: int) -> tuple[list[str], str]:
+    """The next ``size`` homes after ``after`` (by id, round robin), and where the next slice starts."""
+    everyone = list_users(root)
+    if not everyone:
+        return [], ""
+    later = [u for u in everyone if u > after]
+    picked = (later + everyone)[:size] if len(everyone) > size else everyone
+    return picked, picked[-1]
+
+
+@dg.sensor(
+    jobs=[reindex_job, index_files_job, optimize_index_job, write_path_job, dream_job, dream_lint_job],
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Many homes: keeps every home under MEMORY_ROOT current, looking only at the homes that "
+    "appeared, changed (the root's change feed), are due a retry, or come up in the sweep's slice; per "
+    "home it requests what the single home's sensors would (reindex, index_files, write_path, dream, "
+    "optimize), each run tagged with its user.",
+)
+def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
+    root = memory.root_dir()
+    if root is None:
+        return dg.SensorResult(skip_reason="MEMORY_ROOT is not set: no homes to look at")
+    cursor = HomesCursor.load(context.cursor)
+    tick = Tick()
+    now = freshness.clock()
+    wanted: list[str] = list(cursor.queue)
+
+    sig = _signature(root / USERS_DIR)
+    if sig != cursor.users_sig:
+        known = set(context.instance.get_dynamic_partitions(USERS))
+        tick.new_users = [u for u in list_users(root) if u not in known]
+        wanted += tick.new_users
+        cursor.users_sig = sig
+    changes, cursor.feed = read_changes(root, cursor.feed)
+    wanted += [c.user for c in changes]
+    wanted += [u for u, at in cursor.due.items() if at <= now]
+    sweep, cursor.sweep_after = _sweep_slice(root, cursor.sweep_after, _count(SWEEP_ENV, 20))
+    wanted += sweep
+
+    budget = _count(PER_TICK_ENV, 100)
+    order = list(dict.fromkeys(wanted))  # each home once, first come first served
+    now_users, cursor.queue = order[:budget], order[budget:]
+    for user in now_users:
+        try:
+            in_flight = _look_at(context, memory, user, tick)
+        except Exception as exc:  # one broken home never stops the others
+            tick.warnings.append(f"{user}: {type(exc).__name__}: {exc}")
+            in_flight = True
+        tick.looked_at.append(user)
+        if in_flight:
+            cursor.due[user] = now + freshness.RETRY_BASE_S
+        else:
+            cursor.due.pop(user, None)
+
+    registers: list[Any] = []
+    if tick.new_users:
+        registers.append(users.build_add_request(tick.new_users))
+    registers += register_days_requests(context.instance, tick.days)
+    if SHAPE == "user_day" and registers:
+        count = len(context.instance.get_dynamic_partitions(USERS)) * len(
+            context.instance.get_dynamic_partitions(LOG_DAYS)
+        )
+        if count > GUIDANCE_PARTITIONS:
+            tick.warnings.append(
+                f"{count} user-and-day partitions, past Dagster's guidance of {GUIDANCE_PARTITIONS}: set "
+                "MEMORY_PARTITIONS=user (days handled inside a user's run; design §11.2) and reload"
+            )
+    for warning in tick.warnings:
+        context.log.warning(warning)
+    if tick.looked_at:
+        context.log.info(f"looked at {len(tick.looked_at)} home(s); {len(cursor.queue)} waiting")
+    if not tick.runs and not tick.events and not registers:
+        return dg.SensorResult(
+            skip_reason=f"looked at {len(tick.looked_at)} home(s): all current", cursor=cursor.dump()
+        )
+    return dg.SensorResult(
+        run_requests=tick.runs,
+        asset_events=tick.events,
+        dynamic_partitions_requests=registers,
+        cursor=cursor.dump(),
+    )
