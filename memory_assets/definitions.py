@@ -18,24 +18,28 @@ from memory_assets.defs.reconcile import definitions as reconcile
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.write_path import definitions as write_path
 
-shared = dg.Definitions(
-    resources={"memory": MemoryHomeResource(), "embedder": EmbedderResource()},
-    # MEMORY_EXECUTOR (defs/executor.py); by default one process per run, so the model loads
-    # once per run instead of once per step.
-    executor=executor(),
-)
-domains = [index.defs, dedup.defs, write_path.defs, dream.defs, reconcile.defs, legacy.defs]
 
-if not MANY_HOMES:
-    defs = dg.Definitions.merge(*domains, shared)
-else:
+def _location() -> dg.Definitions:
+    """The location's definitions (one ``Definitions`` at module scope: Dagster's loader wants one)."""
+    shared = dg.Definitions(
+        resources={"memory": MemoryHomeResource(), "embedder": EmbedderResource()},
+        # MEMORY_EXECUTOR (defs/executor.py); by default one process per run, so the model loads
+        # once per run instead of once per step.
+        executor=executor(),
+    )
+    domains = [index.defs, dedup.defs, write_path.defs, dream.defs, reconcile.defs, legacy.defs]
+    if not MANY_HOMES:
+        return dg.Definitions.merge(*domains, shared)
     from memory_assets.defs.homes import definitions as homes
 
     merged = dg.Definitions.merge(*domains)
-    defs = dg.Definitions.merge(
+    return dg.Definitions.merge(
         # The single home's sensors and schedules ask one home; the homes sensor and the
         # per-user schedules replace them.
         dg.Definitions(assets=merged.assets, asset_checks=merged.asset_checks, jobs=merged.jobs),
         homes.defs,
         shared,
     )
+
+
+defs = _location()

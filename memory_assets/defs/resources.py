@@ -18,7 +18,6 @@ from pydantic import PrivateAttr
 
 from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
-from memory_assets.core.ops.root_feed import note_change
 from memory_assets.core.ops.users import ROOT_ENV, open_user_home, user_settings
 from memory_assets.core.settings import Settings, SettingsError
 from memory_assets.defs.instance import USER_TAG
@@ -57,22 +56,11 @@ class MemoryHomeResource(dg.ConfigurableResource):
     index_uri: str | None = None
     root: str | None = None
     _users: list[str] = PrivateAttr(default_factory=list)
-    _changed: set[str] = PrivateAttr(default_factory=set)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        run = context.dagster_run
+        run = context.run
         if self.root_dir() is not None and run is not None:
             self._users = users_of_run(dict(run.tags), context.instance)
-
-    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        """With many homes: every home this run opened is noted in the root's change feed, so
-        the homes sensor looks at it again (a dream moved its watermark, a reconcile its
-        tombstones)."""
-        root = self.root_dir()
-        if root is None or context.dagster_run is None:  # a sensor's reads change nothing
-            return
-        for user in sorted(self._changed):
-            note_change(root, user, "run")
 
     def root_dir(self) -> Path | None:
         """The root of the users' homes, or None for a single home."""
@@ -110,7 +98,6 @@ class MemoryHomeResource(dg.ConfigurableResource):
         root = self.root_dir()
         if root is None:
             raise SettingsError("a user's home needs MEMORY_ROOT (the root of the users' homes)")
-        self._changed.add(user)
         return user_settings(root, user)
 
     def open(self, embedder: "EmbedderResource | None" = None) -> Home:
@@ -125,7 +112,6 @@ class MemoryHomeResource(dg.ConfigurableResource):
         root = self.root_dir()
         if root is None:
             raise SettingsError("a user's home needs MEMORY_ROOT (the root of the users' homes)")
-        self._changed.add(user)
         return open_user_home(root, user, embedder=embedder.get() if embedder is not None else None)
 
 

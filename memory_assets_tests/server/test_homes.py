@@ -160,3 +160,19 @@ def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedd
     optimized = asyncio.run(scenario())
     stats = MemoryStore.of(user_settings(tmp_path, "eli")).stats()
     assert optimized >= 1 and stats.fragments <= FRAGMENTS_SOFT and stats.rows == FRAGMENTS_SOFT + 4
+
+
+def test_every_write_of_a_lane_is_noted_in_the_roots_change_feed(tmp_path: Path, embedder: Embedder) -> None:
+    """So a Dagster sensor over the root looks at exactly the homes the server wrote to."""
+    from memory_assets.core.ops.root_feed import read_changes
+
+    homes = cache(tmp_path, embedder)
+
+    async def scenario() -> None:
+        async with homes.use("fay", create=True) as home:
+            await home.lane.turn(*said("Grows tomatoes on the balcony"))
+            await home.lane.job(lambda: None)
+
+    asyncio.run(scenario())
+    changes, _ = read_changes(tmp_path, ("", 0))
+    assert [(c.user, c.what) for c in changes] == [("fay", "turns"), ("fay", "job")]

@@ -6,8 +6,8 @@ Each tick, ``homes_sensor`` looks at:
 * **homes that appeared**: the root's ``users/`` directory is stat'ed; only when it changed is it
   listed, and the homes not yet registered become partitions of ``users`` and are looked at;
 * **homes that changed**: the root's change feed (``core/ops/root_feed.py``) from the tick's
-  cursor on: the memory service notes every write of a user there, and every run over a root
-  each home it opened;
+  cursor on, where the memory service notes every write of a user; and the users of the runs
+  that ended since the last tick (a dream moved a watermark, a reconcile wrote tombstones);
 * **homes with a request in flight** whose time to be asked again has come (a run lost or
   failed: the backoff of ``core/index/freshness.py``);
 * **a slice of every home** (``MEMORY_HOMES_SWEEP_PER_TICK``, round robin): what the feed cannot
@@ -32,6 +32,7 @@ run key prefixed by the user. The tick's dynamic-partition requests register the
 days it saw; with the user-and-day shape past Dagster's guidance the tick says so.
 """
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -64,7 +65,7 @@ from memory_assets.defs.partitions import (
     register_days_requests,
     users,
 )
-from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.defs.resources import MemoryHomeResource, users_of_run
 from memory_assets.defs.write_path.jobs import write_path_job
 from memory_assets.defs.write_path.sensors import ALL, sessions_behind
 
@@ -89,6 +90,7 @@ class HomesCursor:
     sweep is, the homes waiting (over the tick's budget) and the homes due again at a time."""
 
     feed: tuple[str, int] | None = None
+    runs_after: float = 0.0
     users_sig: str = ""
     sweep_after: str = ""
     queue: list[str] = field(default_factory=list)
@@ -100,6 +102,7 @@ class HomesCursor:
         feed = data.get("feed")
         return cls(
             tuple(feed) if feed else None,  # type: ignore[arg-type]
+            float(data.get("runs_after", 0.0)),
             data.get("users_sig", ""),
             data.get("sweep_after", ""),
             list(data.get("queue", [])),
@@ -110,6 +113,7 @@ class HomesCursor:
         return json.dumps(
             {
                 "feed": list(self.feed) if self.feed else None,
+                "runs_after": self.runs_after,
                 "users_sig": self.users_sig,
                 "sweep_after": self.sweep_after,
                 "queue": self.queue,
@@ -321,6 +325,23 @@ def _maybe_optimize(
     return [now, now, stats.version]
 
 
+ENDED = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
+
+
+def _ended_runs_users(instance: dg.DagsterInstance, cursor: HomesCursor, now: float) -> list[str]:
+    """The users of the runs that ended since the last tick (one query; the first tick starts now)."""
+    after = cursor.runs_after or now
+    records = instance.get_run_records(
+        filters=dg.RunsFilter(statuses=ENDED, updated_after=datetime.fromtimestamp(after, UTC)), limit=1000
+    )
+    cursor.runs_after = max([after, *(r.update_timestamp.timestamp() for r in records)])
+    found: list[str] = []
+    for record in records:
+        with contextlib.suppress(Exception):  # a run of another shape (a job by hand) names no user
+            found += users_of_run(dict(record.dagster_run.tags), instance)
+    return found
+
+
 def _signature(path: Path) -> str:
     try:
         st = path.stat()
@@ -365,6 +386,7 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
         cursor.users_sig = sig
     changes, cursor.feed = read_changes(root, cursor.feed)
     wanted += [c.user for c in changes]
+    wanted += _ended_runs_users(context.instance, cursor, now)
     wanted += [u for u, at in cursor.due.items() if at <= now]
     sweep, cursor.sweep_after = _sweep_slice(root, cursor.sweep_after, _count(SWEEP_ENV, 20))
     wanted += sweep

@@ -1,0 +1,202 @@
+"""Many homes in one code location (``MEMORY_ROOT``): the code location is loaded afresh with the
+root set (``location``), the homes sensor ticks on a real instance, and its requests run as the
+daemon would run them (``execute_in_process`` with the request's partition and tags), with the
+real model and LanceDB in each user's home."""
+
+import contextlib
+import importlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from types import ModuleType
+
+import dagster as dg
+import pytest
+
+import memory_assets
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.ops.root_feed import load_home_state, note_change
+from memory_assets.core.ops.users import open_user_home
+from memory_assets.core.settings import Settings
+from memory_assets_tests.conftest import write_facts
+
+FACTS = {
+    "alice": (date(2026, 11, 10), "Alice keeps bees on the roof of her flat"),
+    "bob": (date(2026, 11, 11), "Bob plays the cello every Sunday morning"),
+    "carol": (date(2026, 11, 12), "Carol is training for the Lisbon marathon"),
+}
+
+
+@contextlib.contextmanager
+def location(**env: str) -> Iterator[ModuleType]:
+    """``memory_assets.definitions`` imported afresh with ``env`` set (the code location reads
+    MEMORY_ROOT when it loads); the modules and the environment as they were afterwards."""
+    names = [n for n in sys.modules if n == "memory_assets.definitions" or n.startswith("memory_assets.defs")]
+    saved = {n: sys.modules.pop(n) for n in names}
+    attributes = {n: getattr(memory_assets, n) for n in ("defs", "definitions") if hasattr(memory_assets, n)}
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield importlib.import_module("memory_assets.definitions")
+    finally:
+        for name in [
+            n for n in sys.modules if n == "memory_assets.definitions" or n.startswith("memory_assets.defs")
+        ]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        for name, module in attributes.items():
+            setattr(memory_assets, name, module)
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def seed(root: Path, user: str, day: date, *facts: str) -> Settings:
+    home = open_user_home(root, user, create=True)
+    write_facts(home.settings, day, *facts)
+    return home.settings
+
+
+def apply(instance: dg.DagsterInstance, result: dg.SensorResult) -> None:
+    """What the daemon does with a tick's partition requests and asset events."""
+    for request in result.dynamic_partitions_requests or []:
+        if isinstance(request, dg.DeleteDynamicPartitionsRequest):
+            for key in request.partition_keys:
+                instance.delete_dynamic_partition(request.partitions_def_name, key)
+        else:
+            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    for event in result.asset_events or []:
+        instance.report_runless_asset_event(event)
+
+
+def tick(loc: ModuleType, instance: dg.DagsterInstance, cursor: str | None) -> dg.SensorResult:
+    from memory_assets.defs.homes.sensors import homes_sensor
+    from memory_assets.defs.resources import MemoryHomeResource
+
+    context = dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource()}
+    )
+    result = homes_sensor(context)
+    apply(instance, result)
+    return result
+
+
+def run(loc: ModuleType, instance: dg.DagsterInstance, request: dg.RunRequest) -> dg.ExecuteInProcessResult:
+    """A request as the daemon launches it: its job, partition (or range) and tags."""
+    job = loc.defs.resolve_job_def(request.job_name)
+    selection = request.asset_selection
+    if selection:
+        job = job.get_subset(asset_selection=set(selection))
+    return job.execute_in_process(
+        instance=instance,
+        partition_key=request.partition_key,
+        tags=request.tags,
+        run_config=request.run_config or None,
+    )
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
+    for name in ("MEMORY_HOME", "MEMORY_INDEX_URI", "MEMORY_INDEX_URI_TEMPLATE", "MEMORY_PARTITIONS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMORY_DREAM_MIN_FACTS", "1000000")  # the dream's gates shut: index runs only
+    return tmp_path / "root"
+
+
+@pytest.mark.slow
+def test_three_users_logs_lead_to_three_users_partitions_each_index_holding_only_its_rows(root: Path) -> None:
+    for user, (day, fact) in FACTS.items():
+        seed(root, user, day, fact)
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        from memory_assets.defs.partitions import day_key
+
+        first = tick(loc, instance, None)
+        assert sorted(instance.get_dynamic_partitions("users")) == sorted(FACTS)
+        reindex = [r for r in first.run_requests if r.job_name == "reindex"]
+        assert sorted(r.partition_key for r in reindex) == sorted(
+            day_key(d, u) for u, (d, _) in FACTS.items()
+        )
+        for request in first.run_requests:
+            user = request.tags["user"]
+            assert user in FACTS and request.run_key.startswith(f"{user}:")
+            assert run(loc, instance, request).success
+
+        materialized = instance.get_materialized_partitions(dg.AssetKey("archive_index"))
+        assert {str(k) for k in materialized} == {day_key(d, u) for u, (d, _) in FACTS.items()}
+        for user, (_, fact) in FACTS.items():
+            rows = open_user_home(root, user).store.contents()
+            contents = {c for _, c, _ in rows}
+            archive = [c for _, c, source in rows if source == "archive_log"]
+            assert archive == [fact], f"{user}'s daily-log rows: {archive}"
+            others = {f for u, (_, f) in FACTS.items() if u != user}
+            assert not others & contents, f"{user}'s index holds another user's rows"
+
+        # The runs ended: the next tick looks at their users' homes again, finds them current, and
+        # requests no reindex.
+        second = tick(loc, instance, first.cursor)
+        assert not [r for r in second.run_requests if r.job_name == "reindex"]
+
+        # A new home appears: the sensor registers it and requests its day.
+        day = date(2026, 11, 13)
+        seed(root, "dave", day, "Dave moved to Porto in the spring")
+        third = tick(loc, instance, second.cursor)
+        assert "dave" in instance.get_dynamic_partitions("users")
+        assert [r.partition_key for r in third.run_requests if r.job_name == "reindex"] == [
+            day_key(day, "dave")
+        ]
+        assert all(r.tags["user"] == "dave" for r in third.run_requests)
+
+
+@pytest.mark.slow
+def test_a_tick_looks_only_at_the_homes_that_changed(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """30 homes: after a first look at every home, a tick looks at the two the feed names and the
+    sweep's slice of one, and at no other home (its state file untouched)."""
+    users = [f"user{n:02d}" for n in range(30)]
+    for n, user in enumerate(users):
+        seed(root, user, date(2026, 11, 1 + n % 20), f"{user} likes the number {n} very much")
+    monkeypatch.setenv("MEMORY_HOMES_SWEEP_PER_TICK", "1")
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        cursor = None
+        for _ in range(3):  # at most 100 homes a tick: the first tick sees every (new) home
+            result = tick(loc, instance, cursor)
+            cursor = result.cursor
+        states = {u: root / "state" / "homes_sensor" / f"{u}.json" for u in users}
+        assert all(p.exists() for p in states.values())
+        before = {u: p.stat().st_mtime_ns for u, p in states.items()}
+        time.sleep(0.05)
+        note_change(root, "user07", "turns")
+        note_change(root, "user21", "forget")
+        tick(loc, instance, cursor)
+        looked = {u for u, p in states.items() if p.stat().st_mtime_ns != before[u]}
+        assert {"user07", "user21"} <= looked and len(looked) <= 3, looked
+        assert load_home_state(root, "homes_sensor", "user07")["days"]
+
+
+def test_the_user_of_a_run_comes_from_its_tags(root: Path) -> None:
+    with location(MEMORY_ROOT=str(root)):
+        from memory_assets.defs.resources import users_of_run
+
+        assert users_of_run({"user": "alice", "dagster/partition": "2026-11-10|bob"}, None) == ["alice"]
+        assert users_of_run(
+            {"dagster/partition": "2026-11-10|bob", "dagster/partition/user": "bob"}, None
+        ) == ["bob"]
+        same = {
+            "dagster/asset_partition_range_start": "2026-01-01|carol",
+            "dagster/asset_partition_range_end": "2026-12-31|carol",
+        }
+        assert users_of_run(same, None) == ["carol"]
+
+
+def test_without_a_root_the_single_home_location_is_unchanged() -> None:
+    from memory_assets.defs.partitions import MANY_HOMES, day_partitions, home_partitions
+
+    assert not MANY_HOMES and home_partitions is None and day_partitions.name == "log_days"
+    import memory_assets.definitions as single
+
+    names = {s.name for s in single.defs.sensors}
+    assert {"daily_log_sensor", "vault_sensor", "dream_sensor"} <= names and "homes_sensor" not in names
