@@ -19,8 +19,9 @@ oldest first. Looking at a home asks exactly what the single home's sensors ask,
 core functions, and its freshness cursors are kept per home at the root
 (``<root>/state/homes_sensor/<user>.json``), so a tick never reads or writes all homes' state:
 
-* its daily logs (``stale_days``): a run of ``reindex`` per stale day, on the user-and-day
-  partition; ``daily_logs`` materialisations for logs that grew;
+* its daily logs (``stale_days``): a run of ``reindex`` on the stale day's user-and-day
+  partition, or one run over the range of the user's days when several are stale;
+  ``daily_logs`` materialisations for logs that grew;
 * its vault pages and core files (``stale_files``): an ``index_files`` run on the user's partition;
 * its transcripts: a ``write_path`` run while a session is behind;
 * its dream (``pacing.decide``, the home's own persisted state): ``dream`` over the batch's days,
@@ -46,7 +47,14 @@ from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.dream.pacing import IDLE, LINT, decide
 from memory_assets.core.home import Home
 from memory_assets.core.index import freshness
-from memory_assets.core.index.freshness import Cursor, Freshness, optimize_reasons, stale_days, stale_files
+from memory_assets.core.index.freshness import (
+    Cursor,
+    Freshness,
+    optimize_reasons,
+    short_hash,
+    stale_days,
+    stale_files,
+)
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
 from memory_assets.core.ops.users import USERS_DIR, list_users
@@ -155,15 +163,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     days = Cursor.load(state.get("days"))
     scan = stale_days(indexer, days, states, date.min, date.max)
     tick.days |= {d for d, _ in list_logs(settings.archive_dir)} | {s.day for s in scan.stale}
-    for s in scan.stale:
-        tick.runs.append(
-            dg.RunRequest(
-                job_name=reindex_job.name,
-                partition_key=day_key(s.day, user),
-                run_key=f"{user}:{s.run_key}",
-                tags=_tags(user, **{"memory_assets/attempt": str(s.attempt)}),
-            )
-        )
+    tick.runs += _reindex_requests(user, scan.stale)
     tick.events += [
         dg.AssetMaterialization(
             asset_key="daily_logs",
@@ -225,6 +225,39 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
         },
     )
     return bool(days.pending or files.pending or transcripts.pending)
+
+
+def _reindex_requests(user: str, stale: list[Any]) -> list[dg.RunRequest]:
+    """One run per stale day; several stale days of a home (a new home with a year of logs, a
+    dream that consolidated a batch) are one run over the range of its days instead, as a
+    backfill of the user's days is (one process, the model loaded once). In the users-only shape
+    the user's one partition is the run."""
+    if not stale:
+        return []
+    attempt = str(max(s.attempt for s in stale))
+    if len(stale) == 1 and SHAPE == "user_day":
+        s = stale[0]
+        return [
+            dg.RunRequest(
+                job_name=reindex_job.name,
+                partition_key=day_key(s.day, user),
+                run_key=f"{user}:{s.run_key}",
+                tags=_tags(user, **{"memory_assets/attempt": attempt}),
+            )
+        ]
+    days = sorted(s.day for s in stale)
+    key = short_hash("|".join(sorted(s.run_key for s in stale)))
+    return [
+        dg.RunRequest(
+            job_name=reindex_job.name,
+            run_key=f"{user}:days:{days[0]}:{days[-1]}:{len(days)}:{key}",
+            tags=_tags(
+                user,
+                **day_range_tags(days[0], days[-1], user),
+                **{"memory_assets/attempt": attempt, "memory_assets/stale_days": str(len(days))},
+            ),
+        )
+    ]
 
 
 def _transcripts(
@@ -388,7 +421,7 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     wanted += [c.user for c in changes]
     wanted += _ended_runs_users(context.instance, cursor, now)
     wanted += [u for u, at in cursor.due.items() if at <= now]
-    sweep, cursor.sweep_after = _sweep_slice(root, cursor.sweep_after, _count(SWEEP_ENV, 20))
+    sweep, cursor.sweep_after = _sweep_slice(root, cursor.sweep_after, _count(SWEEP_ENV, 10))
     wanted += sweep
 
     budget = _count(PER_TICK_ENV, 100)
