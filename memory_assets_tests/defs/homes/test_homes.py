@@ -177,6 +177,36 @@ def test_a_tick_looks_only_at_the_homes_that_changed(root: Path, monkeypatch: py
         assert load_home_state(root, "homes_sensor", "user07")["days"]
 
 
+@pytest.mark.slow
+def test_a_new_home_with_several_days_is_one_reindex_run_over_its_days(root: Path) -> None:
+    """Five days of one new home are one ``reindex`` run over the range of that user's days, not
+    five runs; run as the daemon runs it, it indexes every day of the user and no other's."""
+    days = [date(2026, 10, 1 + 7 * n) for n in range(5)]
+    for n, day in enumerate(days):
+        seed(root, "erin", day, f"Erin planted {n + 2} lemon trees in the allotment")
+    seed(root, "frank", date(2026, 10, 10), "Frank repairs old radios in the shed")
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        from memory_assets.defs.partitions import day_key
+
+        result = tick(loc, instance, None)
+        erin = [r for r in result.run_requests if r.job_name == "reindex" and r.tags["user"] == "erin"]
+        assert len(erin) == 1, [r.tags for r in erin]
+        [request] = erin
+        assert request.partition_key is None and request.run_key.startswith("erin:")
+        assert request.tags["dagster/asset_partition_range_start"] == day_key(days[0], "erin")
+        assert request.tags["dagster/asset_partition_range_end"] == day_key(days[-1], "erin")
+        assert request.tags["memory_assets/stale_days"] == "5"
+        assert run(loc, instance, request).success
+        materialized = {str(k) for k in instance.get_materialized_partitions(dg.AssetKey("archive_index"))}
+        assert {day_key(d, "erin") for d in days} <= materialized
+        assert not {k for k in materialized if k.endswith("|frank")}  # frank's own request not run yet
+        archive = sorted(
+            c for _, c, source in open_user_home(root, "erin").store.contents() if source == "archive_log"
+        )
+        assert archive == sorted(f"Erin planted {n + 2} lemon trees in the allotment" for n in range(5))
+        assert open_user_home(root, "frank").store.count("source_type = 'archive_log'") == 0
+
+
 def test_the_user_of_a_run_comes_from_its_tags(root: Path) -> None:
     with location(MEMORY_ROOT=str(root)):
         from memory_assets.defs.resources import users_of_run
