@@ -92,6 +92,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_server.py
 	$(BIN)/python benchmarks/bench_sparse_days.py
 	$(BIN)/python benchmarks/bench_table_damage.py
+	$(BIN)/python benchmarks/bench_homes.py
 
 clean:
 	rm -rf $(VENV) .memory_home .dagster_home ui-screenshots
