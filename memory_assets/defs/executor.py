@@ -1,7 +1,10 @@
 """Which executor runs a run's steps, chosen when the code location loads (``MEMORY_EXECUTOR``).
 
 * ``in_process`` (the default): every step of a run in the run's own process, so the embedding
-  model loads once per run rather than once per step (a run here is one to three steps).
+  model loads once per run rather than once per step (a run here is one to three steps). It
+  was the code location's executor before this setting existed (design §2), so the default
+  keeps every existing run as it was; past one machine the run, not the step, is spread (a
+  Kubernetes Job per run, design §11.5).
 * ``multiprocess``: Dagster's default, a process per step (several steps of a run at once, each
   paying the imports and the model's load).
 * ``celery``: each step is a task on a Celery queue, executed by ``dagster-celery`` workers on
