@@ -4,6 +4,7 @@ counts, one user's year backfilled, the sensor's memory.
     .venv/bin/python benchmarks/bench_homes.py                        # 100, 1,000 and 10,000 homes
     .venv/bin/python benchmarks/bench_homes.py --sizes 100,1000       # a quicker look
     .venv/bin/python benchmarks/bench_homes.py --skip-backfill        # the sensor and the counts only
+    .venv/bin/python benchmarks/bench_homes.py --sizes none --skip-backfill   # the partitions only
 
 **Homes.** One template home is made for real: three days of daily logs (three facts each),
 indexed with the bundled model, its core files and vault as ``init`` leaves them. Each root is
@@ -21,7 +22,9 @@ Python allocations (tracemalloc peak) and the process's resident memory; the rat
 
 **(b) Partition counts**: users x days for the user-and-day shape (the days of these roots,
 and a year of history) against Dagster's guidance of 100,000 an asset, and users alone for the
-users-only shape.
+users-only shape; then what a count costs: the grid of 100, 273, 1,000 and 2,740 users by a year
+of days, and 10,000 and 100,000 users alone, registered on an instance and listed as the UI's
+partition views and a backfill's dialog list them (``get_partition_keys``), each timed.
 
 **(c) One user's year**: a root with one user who has a daily log on each of ``--year`` days,
 under a real ``dagster dev`` (webserver and daemon, one run at a time):
@@ -211,6 +214,53 @@ def one_size(root: Path, repeats: int, changed_share: float, fixed_changed: int)
             "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "log_days": len(instance.get_dynamic_partitions("log_days")),
         }
+
+
+# -- (b) what a partition count costs past Dagster's guidance -----------------------------------
+
+
+def partition_scale(grids: list[tuple[int, int]], users_only: list[int]) -> list[list[Any]]:
+    """The partitions as the UI's and a backfill's views list them: ``get_partition_keys`` of the
+    user-and-day grid (users x log days registered on an instance) and of the users-only shape,
+    each timed, in this process (its peak RSS is the process's)."""
+    import dagster as dg
+
+    rows: list[list[Any]] = []
+    for n_users, n_days in [*grids, *[(n, 0) for n in users_only]]:
+        dagster_home = Path(tempfile.mkdtemp(prefix="bench-homes-parts-"))
+        (dagster_home / "dagster.yaml").write_text(DAGSTER_YAML)
+        users = dg.DynamicPartitionsDefinition(name="users")
+        days = dg.DynamicPartitionsDefinition(name="log_days")
+        shape: dg.PartitionsDefinition = (
+            dg.MultiPartitionsDefinition({"day": days, "user": users}) if n_days else users
+        )
+        first = date(2025, 1, 1)
+        with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+            start = time.perf_counter()
+            instance.add_dynamic_partitions("users", [f"u{i:07d}" for i in range(n_users)])
+            if n_days:
+                instance.add_dynamic_partitions(
+                    "log_days", [(first + timedelta(days=d)).isoformat() for d in range(n_days)]
+                )
+            register = time.perf_counter() - start
+            start = time.perf_counter()
+            keys = shape.get_partition_keys(dynamic_partitions_store=instance)
+            listing = time.perf_counter() - start
+        rows.append(
+            [
+                "user x day" if n_days else "users only",
+                f"{n_users:,}" + (f" x {n_days}" if n_days else ""),
+                f"{len(keys):,}",
+                "yes" if len(keys) <= GUIDANCE else "no",
+                f"{register:.2f}",
+                f"{listing:.2f}",
+                f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}",
+            ]
+        )
+        log(f"partitions: {rows[-1]}")
+        del keys
+        shutil.rmtree(dagster_home, ignore_errors=True)
+    return rows
 
 
 # -- (c) one user's year under dagster dev ------------------------------------------------------
@@ -406,48 +456,7 @@ def year_new_home(work: Path, days: int) -> dict[str, Any]:
 # -- main ------------------------------------------------------------------------------------------
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="100,1000,10000", help="home counts (default 100,1000,10000)")
-    parser.add_argument("--changed", type=float, default=0.01, help="share of homes changed per tick (0.01)")
-    parser.add_argument(
-        "--fixed", type=int, default=10, help="homes changed per tick at every size, beside the share (10)"
-    )
-    parser.add_argument("--repeats", type=int, default=3, help="timed ticks per size (3)")
-    parser.add_argument("--year", type=int, default=365, help="days of one user's year (365)")
-    parser.add_argument("--skip-backfill", action="store_true", help="skip (c), the year under dagster dev")
-    parser.add_argument("--one-size", help=argparse.SUPPRESS)  # internal: a root measured in this process
-    args = parser.parse_args()
-    if args.one_size:
-        print(json.dumps(one_size(Path(args.one_size), args.repeats, args.changed, args.fixed)))
-        return 0
-
-    sizes = [int(s) for s in args.sizes.split(",")]
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-homes-") as tmp:
-        work = Path(tmp)
-        log("the template home (3 days of logs, indexed with the bundled model)")
-        template = template_home(work)
-        for n in sizes:
-            root = work / f"root{n}"
-            start = time.perf_counter()
-            make_root(template, root, n)
-            log(f"{n} homes copied in {time.perf_counter() - start:.0f} s")
-            out = subprocess.run(
-                [sys.executable, __file__, "--one-size", str(root), "--repeats", str(args.repeats),
-                 "--changed", str(args.changed), "--fixed", str(args.fixed)],
-                capture_output=True, text=True, check=False,
-            )  # fmt: skip
-            sys.stderr.write(out.stderr[-4000:])
-            if out.returncode != 0:
-                raise SystemExit(f"the {n}-home measurement failed")
-            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-            shutil.rmtree(root)
-        year: dict[str, Any] = {}
-        if not args.skip_backfill:
-            year["backfill"] = year_backfill(work, args.year)
-            year["new_home"] = year_new_home(work, args.year)
-
+def print_ticks(results: list[dict[str, Any]]) -> None:
     print("(a) The homes sensor's tick, 1% of the homes changed (median of the timed ticks):")
     rows = [
         [
@@ -495,6 +504,55 @@ def main() -> int:
             f"({'met' if fixed <= 1.5 else 'missed'}); none changed: {idle:.2f}x; per changed home at 1%: "
             f"{1000 * per_home[0]:.1f} ms and {1000 * per_home[1]:.1f} ms"
         )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--sizes", default="100,1000,10000", help="home counts (default 100,1000,10000; none: skip (a))"
+    )
+    parser.add_argument("--changed", type=float, default=0.01, help="share of homes changed per tick (0.01)")
+    parser.add_argument(
+        "--fixed", type=int, default=10, help="homes changed per tick at every size, beside the share (10)"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="timed ticks per size (3)")
+    parser.add_argument("--year", type=int, default=365, help="days of one user's year (365)")
+    parser.add_argument("--skip-backfill", action="store_true", help="skip (c), the year under dagster dev")
+    parser.add_argument("--one-size", help=argparse.SUPPRESS)  # internal: a root measured in this process
+    args = parser.parse_args()
+    if args.one_size:
+        print(json.dumps(one_size(Path(args.one_size), args.repeats, args.changed, args.fixed)))
+        return 0
+
+    sizes = [] if args.sizes == "none" else [int(s) for s in args.sizes.split(",")]
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-homes-") as tmp:
+        work = Path(tmp)
+        log("the template home (3 days of logs, indexed with the bundled model)")
+        template = template_home(work)
+        for n in sizes:
+            root = work / f"root{n}"
+            start = time.perf_counter()
+            make_root(template, root, n)
+            log(f"{n} homes copied in {time.perf_counter() - start:.0f} s")
+            out = subprocess.run(
+                [sys.executable, __file__, "--one-size", str(root), "--repeats", str(args.repeats),
+                 "--changed", str(args.changed), "--fixed", str(args.fixed)],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            sys.stderr.write(out.stderr[-4000:])
+            if out.returncode != 0:
+                raise SystemExit(f"the {n}-home measurement failed")
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            shutil.rmtree(root)
+        scale = partition_scale([(100, 366), (273, 366), (1000, 366), (2740, 365)], [10_000, 100_000])
+        year: dict[str, Any] = {}
+        if not args.skip_backfill:
+            year["backfill"] = year_backfill(work, args.year)
+            year["new_home"] = year_new_home(work, args.year)
+
+    if results:
+        print_ticks(results)
     print()
     print("(b) Partitions of a day-shaped asset (archive_index):")
     rows = []
@@ -504,6 +562,22 @@ def main() -> int:
             rows.append([r["homes"], days, grid, "yes" if grid <= GUIDANCE else "no", r["homes"]])
     print(table(rows, ["users", "log days", "user x day", "within 100k", "users only"]))
     print(f"user x day stays within Dagster's guidance up to {GUIDANCE // 366} users with a year of logs")
+    print()
+    print("(b) Listing the partitions as the UI and a backfill do (get_partition_keys on an instance):")
+    print(
+        table(
+            scale,
+            [
+                "shape",
+                "users x days",
+                "partitions",
+                "within 100k",
+                "register (s)",
+                "list (s)",
+                "process max RSS (MB)",
+            ],
+        )
+    )
     if year:
         print()
         b, s = year["backfill"], year["new_home"]
