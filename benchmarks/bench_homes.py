@@ -102,7 +102,7 @@ def make_root(template: Path, root: Path, n: int) -> None:
     users = root / "users"
     users.mkdir(parents=True)
     for i in range(n):
-        subprocess.run(["cp", "-a", str(template), str(users / f"u{i:05d}")], check=True)
+        shutil.copytree(template, users / f"u{i:05d}", symlinks=True)
 
 
 # -- (a) one size, in its own process ----------------------------------------------------------
@@ -134,86 +134,93 @@ def one_size(root: Path, repeats: int, changed_share: float, fixed_changed: int)
     fact = itertools.cycle(range(len(texts)))
     today = datetime.now(UTC).date()
 
-    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+    try:
+        with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
 
-        def tick(trace: bool = False) -> tuple[float, dg.SensorResult, int]:
-            """One evaluation as the daemon calls it; ``trace``: under tracemalloc (its peak, the
-            tick's Python allocations), which slows Python down, so never a timed tick."""
-            nonlocal cursor
-            context = dg.build_sensor_context(
-                instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource()}
-            )
-            if trace:
-                tracemalloc.start()
-            start = time.perf_counter()
-            result = homes_sensor(context)
-            seconds = time.perf_counter() - start
-            peak = 0
-            if trace:
-                peak = tracemalloc.get_traced_memory()[1]
-                tracemalloc.stop()
-            for request in result.dynamic_partitions_requests or []:
-                if isinstance(request, dg.AddDynamicPartitionsRequest):
-                    instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-                else:
-                    for key in request.partition_keys:
-                        instance.delete_dynamic_partition(request.partitions_def_name, key)
-            cursor = result.cursor
-            return seconds, result, peak
+            def tick(trace: bool = False) -> tuple[float, dg.SensorResult, int]:
+                """One evaluation as the daemon calls it; ``trace``: under tracemalloc (its peak, the
+                tick's Python allocations), which slows Python down, so never a timed tick."""
+                nonlocal cursor
+                context = dg.build_sensor_context(
+                    instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource()}
+                )
+                if trace:
+                    tracemalloc.start()
+                start = time.perf_counter()
+                result = homes_sensor(context)
+                seconds = time.perf_counter() - start
+                peak = 0
+                if trace:
+                    peak = tracemalloc.get_traced_memory()[1]
+                    tracemalloc.stop()
+                for request in result.dynamic_partitions_requests or []:
+                    if isinstance(request, dg.AddDynamicPartitionsRequest):
+                        instance.add_dynamic_partitions(
+                            request.partitions_def_name, list(request.partition_keys)
+                        )
+                    else:
+                        for key in request.partition_keys:
+                            instance.delete_dynamic_partition(request.partitions_def_name, key)
+                cursor = result.cursor
+                return seconds, result, peak
 
-        def change(count: int, label: str) -> list[str]:
-            """``count`` homes change: a fact appended to today's log, noted in the root's feed."""
-            chosen = rng.sample(users, count)
-            for k, user in enumerate(chosen):
-                write_day(user_settings(root, user), today, [texts[next(fact)]], f"{label}{k:05d}")
-                note_change(root, user, "turns")
-            return chosen
+            def change(count: int, label: str) -> list[str]:
+                """``count`` homes change: a fact appended to today's log, noted in the root's feed."""
+                chosen = rng.sample(users, count)
+                for k, user in enumerate(chosen):
+                    write_day(user_settings(root, user), today, [texts[next(fact)]], f"{label}{k:05d}")
+                    note_change(root, user, "turns")
+                return chosen
 
-        baseline_rss = rss_mb()
-        # The first look at every home (they are all new): a budget of every home, so it is one tick.
-        os.environ["MEMORY_HOMES_PER_TICK"] = str(n)
-        first_seconds, first, _ = tick()
-        os.environ.pop("MEMORY_HOMES_PER_TICK")
-        log(f"{n} homes: first look at every home in {first_seconds:.1f} s")
-        idle: list[float] = []
-        for _ in range(3):
-            seconds, result, _ = tick()
-            idle.append(seconds)
-        timed: list[dict[str, Any]] = []
-        fixed: list[float] = []
-        for r in range(repeats):
-            # 1% of the homes change (the issue's measure: 10 of 1,000, 100 of 10,000) ...
-            chosen = change(max(1, round(n * changed_share)), f"chg{r:02d}")
-            seconds, result, _ = tick()
-            timed.append({"seconds": seconds, "changed": len(chosen), "runs": len(result.run_requests or [])})
-            log(
-                f"{n} homes, {len(chosen)} changed: tick {seconds:.2f} s, {len(result.run_requests or [])} runs"
-            )
-            # ... and the same number of homes at every size, so the tick's dependence on the
-            # homes that did not change is seen alone.
-            chosen = change(min(fixed_changed, n), f"fix{r:02d}")
-            seconds, result, _ = tick()
-            fixed.append(seconds)
-            log(f"{n} homes, {len(chosen)} changed: tick {seconds:.2f} s")
-        change(max(1, round(n * changed_share)), "mem")
-        _, _, peak = tick(trace=True)
-        return {
-            "homes": n,
-            "first_look_s": first_seconds,
-            "first_look_per_home_ms": 1000 * first_seconds / n,
-            "idle_tick_s": statistics.median(idle),
-            "tick_s": statistics.median(t["seconds"] for t in timed),
-            "ticks": timed,
-            "changed": timed[0]["changed"],
-            "runs": statistics.median(t["runs"] for t in timed),
-            "fixed_changed": min(fixed_changed, n),
-            "fixed_tick_s": statistics.median(fixed),
-            "tick_peak_kb": peak / 1024,
-            "rss_before_mb": baseline_rss,
-            "rss_after_mb": rss_mb(),
-            "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "log_days": len(instance.get_dynamic_partitions("log_days")),
-        }
+            baseline_rss = rss_mb()
+            # The first look at every home (they are all new): a budget of every home, so it is one tick.
+            os.environ["MEMORY_HOMES_PER_TICK"] = str(n)
+            first_seconds, first, _ = tick()
+            os.environ.pop("MEMORY_HOMES_PER_TICK")
+            log(f"{n} homes: first look at every home in {first_seconds:.1f} s")
+            idle: list[float] = []
+            for _ in range(3):
+                seconds, result, _ = tick()
+                idle.append(seconds)
+            timed: list[dict[str, Any]] = []
+            fixed: list[float] = []
+            for r in range(repeats):
+                # 1% of the homes change (the issue's measure: 10 of 1,000, 100 of 10,000) ...
+                chosen = change(max(1, round(n * changed_share)), f"chg{r:02d}")
+                seconds, result, _ = tick()
+                timed.append(
+                    {"seconds": seconds, "changed": len(chosen), "runs": len(result.run_requests or [])}
+                )
+                log(
+                    f"{n} homes, {len(chosen)} changed: tick {seconds:.2f} s, {len(result.run_requests or [])} runs"
+                )
+                # ... and the same number of homes at every size, so the tick's dependence on the
+                # homes that did not change is seen alone.
+                chosen = change(min(fixed_changed, n), f"fix{r:02d}")
+                seconds, result, _ = tick()
+                fixed.append(seconds)
+                log(f"{n} homes, {len(chosen)} changed: tick {seconds:.2f} s")
+            change(max(1, round(n * changed_share)), "mem")
+            _, _, peak = tick(trace=True)
+            return {
+                "homes": n,
+                "first_look_s": first_seconds,
+                "first_look_per_home_ms": 1000 * first_seconds / n,
+                "idle_tick_s": statistics.median(idle),
+                "tick_s": statistics.median(t["seconds"] for t in timed),
+                "ticks": timed,
+                "changed": timed[0]["changed"],
+                "runs": statistics.median(t["runs"] for t in timed),
+                "fixed_changed": min(fixed_changed, n),
+                "fixed_tick_s": statistics.median(fixed),
+                "tick_peak_kb": peak / 1024,
+                "rss_before_mb": baseline_rss,
+                "rss_after_mb": rss_mb(),
+                "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "log_days": len(instance.get_dynamic_partitions("log_days")),
+            }
+    finally:
+        shutil.rmtree(dagster_home, ignore_errors=True)
 
 
 # -- (b) what a partition count costs past Dagster's guidance -----------------------------------

@@ -51,6 +51,7 @@ def test_a_run_on_the_celery_executor_has_its_step_executed_by_a_worker(settings
     (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
         instance.get_runs()  # its storage is created here, not by the worker and the run at once
+        instance.add_dynamic_partitions("log_days", [day.isoformat()])  # as daily_log_sensor adds it
     with redis_server() as broker:
         worker_config = base / "celery.yaml"
         worker_config.write_text(f"execution:\n  config:\n    broker: '{broker}'\n    backend: '{broker}'\n")

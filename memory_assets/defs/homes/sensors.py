@@ -33,6 +33,7 @@ run key prefixed by the user. The tick's dynamic-partition requests register the
 days it saw; with the user-and-day shape past Dagster's guidance the tick says so.
 """
 
+import bisect
 import contextlib
 import json
 import os
@@ -383,13 +384,30 @@ def _signature(path: Path) -> str:
     return f"{st.st_ino}:{st.st_mtime_ns}"
 
 
-def _sweep_slice(root: Path, after: str, size: int) -> tuple[list[str], str]:
-    """The next ``size`` homes after ``after`` (by id, round robin), and where the next slice starts."""
-    everyone = list_users(root)
+_LISTED: dict[str, tuple[str, list[str]]] = {}
+"""Per root, the users directory's signature and every home's id, sorted: the code server keeps
+it between ticks, so a tick lists the directory only when a home appeared or went."""
+
+
+def _homes(root: Path, sig: str) -> list[str]:
+    """Every home's id under ``root``, sorted, listed again only when ``sig`` changed."""
+    listed = _LISTED.get(str(root))
+    if listed is None or listed[0] != sig:
+        listed = (sig, list_users(root))
+        _LISTED[str(root)] = listed
+    return listed[1]
+
+
+def _sweep_slice(everyone: list[str], after: str, size: int) -> tuple[list[str], str]:
+    """The next ``size`` homes after ``after`` (by id, round robin), and where the next slice
+    starts: a bisection of the sorted ids, never a pass over them."""
     if not everyone:
         return [], ""
-    later = [u for u in everyone if u > after]
-    picked = (later + everyone)[:size] if len(everyone) > size else everyone
+    if len(everyone) <= size:
+        return list(everyone), everyone[-1]
+    start = bisect.bisect_right(everyone, after)
+    picked = everyone[start : start + size]
+    picked += everyone[: size - len(picked)]
     return picked, picked[-1]
 
 
@@ -412,16 +430,17 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     wanted: list[str] = list(cursor.queue)
 
     sig = _signature(root / USERS_DIR)
+    everyone = _homes(root, sig)
     if sig != cursor.users_sig:
         known = set(context.instance.get_dynamic_partitions(USERS))
-        tick.new_users = [u for u in list_users(root) if u not in known]
+        tick.new_users = [u for u in everyone if u not in known]
         wanted += tick.new_users
         cursor.users_sig = sig
     changes, cursor.feed = read_changes(root, cursor.feed)
     wanted += [c.user for c in changes]
     wanted += _ended_runs_users(context.instance, cursor, now)
     wanted += [u for u, at in cursor.due.items() if at <= now]
-    sweep, cursor.sweep_after = _sweep_slice(root, cursor.sweep_after, _count(SWEEP_ENV, 10))
+    sweep, cursor.sweep_after = _sweep_slice(everyone, cursor.sweep_after, _count(SWEEP_ENV, 10))
     wanted += sweep
 
     budget = _count(PER_TICK_ENV, 100)

@@ -207,6 +207,34 @@ def test_a_new_home_with_several_days_is_one_reindex_run_over_its_days(root: Pat
         assert open_user_home(root, "frank").store.count("source_type = 'archive_log'") == 0
 
 
+def test_the_sweep_goes_round_every_home_listing_them_only_when_one_appears(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_assets.defs.homes import sensors
+
+    root = tmp_path / "root"
+    for n in range(25):
+        (root / "users" / f"u{n:02d}").mkdir(parents=True)
+    listings: list[Path] = []
+    real = sensors.list_users
+    monkeypatch.setattr(sensors, "list_users", lambda r: listings.append(r) or real(r))
+
+    after, slices = "", []
+    for _ in range(4):
+        everyone = sensors._homes(root, sensors._signature(root / "users"))
+        picked, after = sensors._sweep_slice(everyone, after, 10)
+        slices.append(picked)
+    names = [f"u{n:02d}" for n in range(25)]
+    assert slices == [names[:10], names[10:20], names[20:] + names[:5], names[5:15]]
+    assert len(listings) == 1  # one listing for four ticks: the directory did not change
+
+    time.sleep(0.01)
+    (root / "users" / "u99").mkdir()
+    assert "u99" in sensors._homes(root, sensors._signature(root / "users")) and len(listings) == 2
+    assert sensors._sweep_slice(["a", "b"], "b", 10) == (["a", "b"], "b")
+    assert sensors._sweep_slice([], "", 10) == ([], "")
+
+
 def test_the_user_of_a_run_comes_from_its_tags(root: Path) -> None:
     with location(MEMORY_ROOT=str(root)):
         from memory_assets.defs.resources import users_of_run
