@@ -627,8 +627,8 @@ def main() -> int:
                 [
                     ["markdown (logs, vault, state)", f"{c['markdown_bytes'] / 1e6:.2f} MB"],
                     ["index (LanceDB, after the first sweep)", f"{c['index_bytes'] / 1e6:.2f} MB"],
-                    ["indexing the year (the model embedding every fact)", f"{c['index_seconds']:.1f} s"],
-                    ["model time per fact", f"{1000 * c['index_seconds'] / max(c['embedded'], 1):.1f} ms"],
+                    ["indexing the year (model, diffs and commits)", f"{c['index_seconds']:.1f} s"],
+                    ["indexing time per fact", f"{1000 * c['index_seconds'] / max(c['embedded'], 1):.1f} ms"],
                     ["a run of the backfill, start to end", f"{b['seconds'] / max(b['runs'], 1):.1f} s"],
                 ],
                 ["figure", "value"],
