@@ -36,7 +36,7 @@ when a home appears, and by the runs that write). The shape, ``MEMORY_PARTITIONS
   ``users`` and ``log_days``. ``log_days`` then holds every day some user has a log, so the grid
   is users x days; Dagster's guidance is at most about 100,000 partitions per asset (its UI
   slows well before), which is 273 users with a year of logs, or 2,700 users with a month.
-  Past it, the homes sensor warns on each tick and names the fix;
+  Past it, the homes sensor warns on each tick that registers a user or a day, and names the fix;
 * ``user``: the day-shaped assets are partitioned by user only, and a run reindexes the days it
   is given (or all of the user's days) inside it: partitions grow with users alone (a million
   users is a million keys, past the guidance too; then shard the root over code locations,
