@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from types import ModuleType
 
@@ -258,3 +258,36 @@ def test_without_a_root_the_single_home_location_is_unchanged() -> None:
 
     names = {s.name for s in single.defs.sensors}
     assert {"daily_log_sensor", "vault_sensor", "dream_sensor"} <= names and "homes_sensor" not in names
+
+
+def test_the_daily_schedules_request_a_run_only_for_the_users_with_work(root: Path) -> None:
+    """The reconcile goes to the users whose dream hand-off holds lines, the dedup measurement to
+    the users whose index changed since their last report; each run on the user's partition,
+    tagged with the user."""
+    homes = {user: open_user_home(root, user, create=True).settings for user in ("alice", "bob", "carol")}
+    homes["alice"].superseded_path.parent.mkdir(parents=True, exist_ok=True)
+    homes["alice"].superseded_path.write_text("Drives to work\n")
+    homes["bob"].superseded_path.parent.mkdir(parents=True, exist_ok=True)
+    homes["bob"].superseded_path.write_text("")  # an empty hand-off: nothing to retire
+    for user in ("bob", "carol"):
+        homes[user].index_state_path.parent.mkdir(parents=True, exist_ok=True)
+        homes[user].index_state_path.write_text("{}")
+    time.sleep(0.05)
+    homes["carol"].dedup_dir.mkdir(parents=True, exist_ok=True)
+    (homes["carol"].dedup_dir / "report.json").write_text("{}")  # measured after its last change
+    with location(MEMORY_ROOT=str(root)):
+        from memory_assets.defs.homes.schedules import homes_dedup_schedule, homes_reconcile_schedule
+        from memory_assets.defs.resources import MemoryHomeResource
+
+        def requests(schedule: dg.ScheduleDefinition) -> list[dg.RunRequest]:
+            context = dg.build_schedule_context(
+                resources={"memory": MemoryHomeResource()},
+                scheduled_execution_time=datetime(2026, 12, 2, 4, 30, tzinfo=UTC),  # as the daemon sets it
+            )
+            return list(schedule(context))
+
+        [reconcile] = requests(homes_reconcile_schedule)
+        assert reconcile.partition_key == "alice" and reconcile.tags == {"user": "alice"}
+        [dedup] = requests(homes_dedup_schedule)
+        assert dedup.partition_key == "bob" and dedup.tags == {"user": "bob"}
+        assert reconcile.run_key == "alice:reconcile:2026-12-02" and dedup.run_key == "bob:dedup:2026-12-02"
