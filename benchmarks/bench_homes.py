@@ -42,15 +42,12 @@ Figures go to stdout, progress to stderr.
 import _common  # noqa: F401
 
 import argparse
-import contextlib
 import itertools
 import json
 import os
 import random
 import resource
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -65,11 +62,14 @@ import requests
 from _common import log, table
 from fixtures.sentences import fact_sentences
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo: memory_assets_tests
+
 from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.home import Home
 from memory_assets.core.ops.users import user_settings
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings
+from memory_assets_tests.processes import BACKFILL_STATUS, LAUNCH_BACKFILL, free_port, graphql, stop_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -281,55 +281,6 @@ def partition_scale(grids: list[tuple[int, int]], users_only: list[int]) -> list
 # -- (c) one user's year under dagster dev ------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop(0)
-        found.append(current)
-        todo += children.get(current, [])
-    return found
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    tree = descendants(process.pid)
-    process.send_signal(signal.SIGINT)
-    time.sleep(10)
-    for pid in tree:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
-def graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-    response = requests.post(
-        f"{url}/graphql", json={"query": query, "variables": variables or {}}, timeout=60
-    )
-    response.raise_for_status()
-    body = response.json()
-    if "errors" in body:
-        raise RuntimeError(body["errors"])
-    return body["data"]
-
-
-LAUNCH = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
-  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
-  ... on InvalidSubsetError { message } } }"""
-STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill {
-  status numPartitions runs(limit: 1000) { runId status endTime } } } }"""
 RUNS = """{ runsOrError(limit: 1000) { ... on Runs { results { runId status jobName endTime tags { key value } } } } }"""
 
 
@@ -410,7 +361,7 @@ def year_backfill(work: Path, days: int) -> dict[str, Any]:
         keys = {"start": f"{span[0].isoformat()}|alice", "end": f"{span[-1].isoformat()}|alice"}
         launched = graphql(
             url,
-            LAUNCH,
+            LAUNCH_BACKFILL,
             {
                 "p": {
                     "partitionsByAssets": [
@@ -423,7 +374,7 @@ def year_backfill(work: Path, days: int) -> dict[str, Any]:
         if launched["__typename"] != "LaunchBackfillSuccess":
             raise RuntimeError(launched)
         while True:
-            state = graphql(url, STATUS, {"id": launched["backfillId"]})["partitionBackfillOrError"]
+            state = graphql(url, BACKFILL_STATUS, {"id": launched["backfillId"]})["partitionBackfillOrError"]
             if state["status"] != "REQUESTED":
                 break
             time.sleep(2)
@@ -438,7 +389,7 @@ def year_backfill(work: Path, days: int) -> dict[str, Any]:
             "status": state["status"],
         }
     finally:
-        stop(process)
+        stop_tree(process)
 
 
 def year_new_home(work: Path, days: int) -> dict[str, Any]:
@@ -465,7 +416,7 @@ def year_new_home(work: Path, days: int) -> dict[str, Any]:
             "seconds": (max(ends) - started) if ends else float("nan"),
         }
     finally:
-        stop(process)
+        stop_tree(process)
 
 
 # -- main ------------------------------------------------------------------------------------------

@@ -28,11 +28,8 @@ to stderr.
 import _common  # noqa: F401
 
 import argparse
-import contextlib
 import os
 import random
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,10 +43,14 @@ import requests
 from _common import log, table
 
 from fixtures.sentences import fact_sentences
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo: memory_assets_tests
+
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.home import Home
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings
+from memory_assets_tests.processes import BACKFILL_STATUS, LAUNCH_BACKFILL, free_port, graphql, stop_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -75,56 +76,6 @@ def seed(settings: Settings, days: int, share: float, seed_value: int = 19) -> i
     return written
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop(0)
-        found.append(current)
-        todo += children.get(current, [])
-    return found
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGINT, then SIGKILL to each process of its tree still there after a grace period."""
-    tree = descendants(process.pid)
-    process.send_signal(signal.SIGINT)
-    time.sleep(10)
-    for pid in tree:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
-def graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-    response = requests.post(
-        f"{url}/graphql", json={"query": query, "variables": variables or {}}, timeout=60
-    )
-    response.raise_for_status()
-    body = response.json()
-    if "errors" in body:
-        raise RuntimeError(body["errors"])
-    return body["data"]
-
-
-LAUNCH = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
-  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
-  ... on InvalidSubsetError { message } } }"""
-STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill {
-  status numPartitions runs(limit: 1000) { runId status endTime } } } }"""
 PARTITIONS = """{ assetNodeOrError(assetKey: {path: ["archive_index"]}) { ... on AssetNode {
   partitionKeysByDimension { partitionKeys } } } }"""
 
@@ -173,13 +124,15 @@ def backfill(
         log(f"{label}: {len(keys)} partitions; launching the backfill of all of them")
         start, launched_at = time.perf_counter(), time.time()
         launched = graphql(
-            url, LAUNCH, {"p": {"assetSelection": [{"path": ["archive_index"]}], "partitionNames": keys}}
+            url,
+            LAUNCH_BACKFILL,
+            {"p": {"assetSelection": [{"path": ["archive_index"]}], "partitionNames": keys}},
         )["launchPartitionBackfill"]
         if launched["__typename"] != "LaunchBackfillSuccess":
             raise RuntimeError(launched)
         projected = False
         while True:
-            state = graphql(url, STATUS, {"id": launched["backfillId"]})["partitionBackfillOrError"]
+            state = graphql(url, BACKFILL_STATUS, {"id": launched["backfillId"]})["partitionBackfillOrError"]
             if state["status"] not in ("REQUESTED",):
                 break
             if budget is not None and time.perf_counter() - start > budget:
@@ -208,7 +161,7 @@ def backfill(
             "status": "PROJECTED" if projected else state["status"],
         }
     finally:
-        stop(process)
+        stop_tree(process)
 
 
 def main() -> int:

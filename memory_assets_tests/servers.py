@@ -17,82 +17,19 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from memory_assets_tests.processes import free_port, stop_tree, wait_for_port
+
 BIN = Path(sys.executable).parent
 UNPRIVILEGED = "nobody"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, timeout: float = 60.0, process: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode} before listening on {port}")
-        with socket.socket() as s:
-            s.settimeout(0.5)
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
-
-
-def descendants(pid: int) -> list[int]:
-    """``pid`` and every process under it (from /proc), parents first."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop(0)
-        found.append(current)
-        todo += children.get(current, [])
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def stop_tree(process: subprocess.Popen, sig: int = signal.SIGINT, grace: float = 15.0) -> None:
-    """``sig`` to ``process``, then, after ``grace`` seconds, SIGKILL to each process of its tree
-    still alive (``dagster dev`` and ``dagster-daemon`` children may ignore their parent's end)."""
-    if process.poll() is not None:
-        return
-    tree = descendants(process.pid)
-    with contextlib.suppress(ProcessLookupError):
-        process.send_signal(sig)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(alive(p) for p in tree):
-        time.sleep(0.3)
-    for pid in tree:
-        if alive(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=30)
 
 
 # -- PostgreSQL ------------------------------------------------------------------------------

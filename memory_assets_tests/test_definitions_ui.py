@@ -16,8 +16,6 @@ checked: a PNG of the viewport's size, not blank, and different from the step be
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +30,7 @@ import requests
 from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings
+from memory_assets_tests.processes import free_port, graphql, stop_tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.ui]
 
@@ -71,61 +70,6 @@ def sparse_year(today: date) -> list[date]:
         for offset in (3, 11, 19) if month % 2 else (5, 16):
             days.add(today - timedelta(days=30 * month + offset))
     return sorted(days)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def descendants(pid: int) -> list[int]:
-    """``pid`` and every process under it (from /proc), parents first."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop(0)
-        found.append(current)
-        todo += children.get(current, [])
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop ``dagster dev`` and each of its children, by PID: SIGINT to it, then after a grace
-    period SIGKILL to whatever of its tree is left (its children ignore a group signal)."""
-    tree = descendants(process.pid)
-    process.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and any(alive(p) for p in tree):
-        time.sleep(0.5)
-    for pid in tree:
-        if alive(pid):
-            os.kill(pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
-def graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-    response = requests.post(
-        f"{url}/graphql", json={"query": query, "variables": variables or {}}, timeout=30
-    )
-    response.raise_for_status()
-    body = response.json()
-    assert "errors" not in body, body
-    return body["data"]
 
 
 def sensor_status(url: str, name: str) -> str:
@@ -230,7 +174,7 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 time.sleep(1)
             yield {"url": url, "days": days, "dagster_home": dagster_home, "started": started}
         finally:
-            stop(process)
+            stop_tree(process)
             log.close()
     finally:
         for key, value in env_before.items():

@@ -18,7 +18,8 @@ from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.settings import Settings, SettingsError
 from memory_assets.defs.executor import executor
 from memory_assets_tests.conftest import write_facts
-from memory_assets_tests.servers import redis_server, stop_tree
+from memory_assets_tests.processes import stop_tree
+from memory_assets_tests.servers import redis_server
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]

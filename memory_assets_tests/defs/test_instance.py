@@ -21,7 +21,8 @@ from memory_assets.core.settings import Settings
 from memory_assets.defs.instance import PG_SCHEME, PG_VARIABLES, InstanceConfig, instance_yaml
 from memory_assets.defs.partitions import register_days
 from memory_assets_tests.conftest import write_facts
-from memory_assets_tests.servers import postgres_server, stop_tree
+from memory_assets_tests.processes import stop_tree
+from memory_assets_tests.servers import postgres_server
 
 BIN = Path(sys.executable).parent
 

@@ -3,7 +3,6 @@ ready, stopped by its own pid (SIGTERM, then SIGKILL after a grace period)."""
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,14 +12,10 @@ from typing import IO, Any
 
 import httpx
 
+from memory_assets_tests.processes import free_port
+
 CLI = str(Path(sys.executable).parent / "memory-assets")
 READY_WAIT_S = 180.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -19,6 +19,7 @@ from pathlib import Path
 import dagster as dg
 
 from memory_assets.core.ops.users import list_users, user_settings
+from memory_assets.core.reconcile import handoff_pending
 from memory_assets.defs.dedup.jobs import dedup_measurement_job
 from memory_assets.defs.dream.jobs import dream_job
 from memory_assets.defs.instance import USER_TAG
@@ -59,7 +60,7 @@ def homes_reconcile_schedule(context: dg.ScheduleEvaluationContext, memory: Memo
     return [
         dg.RunRequest(partition_key=user, run_key=f"{user}:reconcile:{day}", tags={USER_TAG: user})
         for user in list_users(root)
-        if _mtime(path := user_settings(root, user).superseded_path) and path.stat().st_size > 0
+        if handoff_pending(user_settings(root, user))
     ]
 
 

@@ -6,7 +6,6 @@ session fixture ``embedder``), so the vectors the HttpEmbedder receives are real
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from memory_assets.core.models.embedder import Embedder, EmbedderError, HttpEmbe
 from memory_assets.core.settings import Settings
 from memory_assets.defs.resources import EmbedderResource
 from memory_assets_tests.conftest import DAY, write_facts
+from memory_assets_tests.processes import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -115,12 +115,6 @@ def server(embedder: Embedder) -> Iterator[EmbeddingServer]:
     srv = EmbeddingServer(embedder)
     yield srv
     srv.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # -- (a) real vectors, batching, caching ------------------------------------------------------------

@@ -5,7 +5,6 @@ from a per-test script; the write path's extractor tests use it too.
 """
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from memory_assets.core.models.language_model import (
     parse_json_object,
 )
 from memory_assets.core.settings import Settings
+from memory_assets_tests.processes import free_port
 
 SECRET = "sk-test-0123456789abcdef"
 
@@ -146,12 +146,6 @@ def server() -> Iterator[ChatServer]:
 def client(server: ChatServer, **kwargs: Any) -> ChatClient:
     kwargs.setdefault("backoff", 0.01)
     return ChatClient(server.base_url, "test-model", kwargs.pop("api_key", SECRET), **kwargs)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # -- the request ------------------------------------------------------------------------------------

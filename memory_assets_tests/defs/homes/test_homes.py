@@ -22,6 +22,7 @@ from memory_assets.core.ops.root_feed import load_home_state, note_change
 from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
+from memory_assets_tests.defs.daemon import apply_tick
 
 FACTS = {
     "alice": (date(2026, 11, 10), "Alice keeps bees on the roof of her flat"),
@@ -62,18 +63,6 @@ def seed(root: Path, user: str, day: date, *facts: str) -> Settings:
     return home.settings
 
 
-def apply(instance: dg.DagsterInstance, result: dg.SensorResult) -> None:
-    """What the daemon does with a tick's partition requests and asset events."""
-    for request in result.dynamic_partitions_requests or []:
-        if isinstance(request, dg.DeleteDynamicPartitionsRequest):
-            for key in request.partition_keys:
-                instance.delete_dynamic_partition(request.partitions_def_name, key)
-        else:
-            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-    for event in result.asset_events or []:
-        instance.report_runless_asset_event(event)
-
-
 def tick(loc: ModuleType, instance: dg.DagsterInstance, cursor: str | None) -> dg.SensorResult:
     from memory_assets.defs.homes.sensors import homes_sensor
     from memory_assets.defs.resources import MemoryHomeResource
@@ -82,7 +71,7 @@ def tick(loc: ModuleType, instance: dg.DagsterInstance, cursor: str | None) -> d
         instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource()}
     )
     result = homes_sensor(context)
-    apply(instance, result)
+    apply_tick(instance, result)
     return result
 
 

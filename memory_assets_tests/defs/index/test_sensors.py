@@ -18,6 +18,7 @@ from memory_assets.core.settings import Settings
 from memory_assets.defs.index.sensors import daily_log_sensor, index_maintenance_sensor, vault_sensor
 from memory_assets.defs.resources import MemoryHomeResource
 from memory_assets_tests.conftest import write_facts
+from memory_assets_tests.defs.daemon import apply_tick
 
 D1, D2, D3 = date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)
 
@@ -40,14 +41,7 @@ def tick(
         resources={"memory": MemoryHomeResource(home=str(settings.home))},
     )
     result = sensor(context)
-    for request in result.dynamic_partitions_requests or []:
-        if isinstance(request, dg.DeleteDynamicPartitionsRequest):
-            for key in request.partition_keys:
-                instance.delete_dynamic_partition(request.partitions_def_name, key)
-        else:
-            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-    for event in result.asset_events or []:
-        instance.report_runless_asset_event(event)
+    apply_tick(instance, result)
     return result
 
 
