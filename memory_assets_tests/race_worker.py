@@ -22,6 +22,7 @@ from pathlib import Path
 
 from memory_assets.cli import main as cli_main
 from memory_assets.core.capture.daily_log import LogFact, append_facts
+from memory_assets.core.durable import write_atomic
 
 DAYS = (
     datetime(2026, 11, 1, 9, tzinfo=UTC),
@@ -62,7 +63,7 @@ def run_reindexer(root: Path, reps: int, ident: int) -> None:
             runs.append(reindex(home))
             if done:
                 break
-        (home / f"reindexer-{ident}.json").write_text(json.dumps(runs))
+        write_atomic(home / f"reindexer-{ident}.json", json.dumps(runs))  # the test reads it once it exists
 
 
 def run_appender(root: Path, reps: int, lines: int, seed: int) -> None:
@@ -79,7 +80,7 @@ def run_appender(root: Path, reps: int, lines: int, seed: int) -> None:
             append_facts(home / "memory" / "archive", f"chat{rep:04d}", block, now=now)
             written += len(block)
             time.sleep(rng.random() * 0.004)
-        (home / "appender-done").write_text(str(written))
+        write_atomic(home / "appender-done", str(written))
 
 
 def main(argv: list[str]) -> int:
