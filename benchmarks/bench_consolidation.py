@@ -39,8 +39,8 @@ from memory_assets.core.audit.measurement import measure_home
 from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import run_dream
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.ranking import Hit
-from memory_assets.core.index.retrieval import search
+from memory_assets.core.search.ranking import Hit
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.knowledge.claims import similarity
 from memory_assets.core.settings import Settings
 

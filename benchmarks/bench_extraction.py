@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import table  # noqa: E402
 
-from memory_assets.core.index.lexical import tokens  # noqa: E402
+from memory_assets.core.search.lexical import tokens  # noqa: E402
 from memory_assets.core.write_path.extraction import ExtractedFact, Turn  # noqa: E402
 from memory_assets.core.write_path.rule_extractor import MAX_SCAN_CHARS, RuleExtractor  # noqa: E402
 

@@ -44,8 +44,8 @@ from memory_assets.core.ops.status import init_home
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import BULK_ROWS, Indexer
-from memory_assets.core.index.ranking import CANDIDATE_FACTOR
-from memory_assets.core.index.retrieval import (
+from memory_assets.core.search.ranking import CANDIDATE_FACTOR
+from memory_assets.core.search.retrieval import (
     ANN_NPROBES,
     ANN_REFINE,
     COLUMNS,

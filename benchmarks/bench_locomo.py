@@ -66,8 +66,8 @@ from _common import log, table
 from baselines import search_before_real_data as before_search
 from memory_assets.core.capture.daily_log import LogFact, append_facts, sanitise_fact
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.ranking import RANKING, Ranking
-from memory_assets.core.index.retrieval import search
+from memory_assets.core.search.ranking import RANKING, Ranking
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder, shared_embedder
 from memory_assets.core.ops.status import init_home

@@ -64,9 +64,9 @@ from memory_assets.core.models.embedder import Embedder, shared_embedder
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.ranking import RANKING, Ranking
+from memory_assets.core.search.ranking import RANKING, Ranking
 from memory_assets.core.index import retrieval
-from memory_assets.core.index.retrieval import search
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.sources import ARCHIVE
 from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore

@@ -54,7 +54,7 @@ from bench_index import synth_rows
 from fixtures.sentences import fact_sentences, query_sentences
 from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.home import Home
-from memory_assets.core.index.retrieval import search
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.models.embedder import shared_embedder
 from memory_assets.core.ops.users import open_user_home, user_settings

@@ -391,7 +391,7 @@ FLOOR_QUERIES = 30
 def full_text_floor(store: MemoryStore, settings: Settings, statements: list[str]) -> dict[str, list[float]]:
     """The recall's query at this moment: LanceDB's full-text query (k=10) on the turns' first
     messages, and ``keyword_search`` exactly as the write path's recall calls it."""
-    from memory_assets.core.index.retrieval import keyword_search
+    from memory_assets.core.search.retrieval import keyword_search
     from memory_assets.core.write_path.process import RECALL_QUERY_CHARS
 
     tbl = store.table()

@@ -155,7 +155,7 @@ def cmd_optimize(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_search(args: argparse.Namespace) -> Any:
-    from memory_assets.core.index.retrieval import search
+    from memory_assets.core.search.retrieval import search
 
     home = _home(args)
     settings, store = home.settings, home.store

@@ -25,8 +25,8 @@ from typing import Any
 
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.home import Home
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.ops.status import home_status, init_home
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 
 DEMO_FACTS: list[tuple[str, str]] = [

@@ -5,13 +5,14 @@ Floors, lowest first (README "Map of the code"):
 
 0. ground: ``core/{settings,durable,text,textfile,failpoints,sources,outcome}.py``
 1. ``core/models/``, ``core/capture/``, ``core/knowledge/`` (peers: none imports another)
-2. ``core/index/``
-3. ``core/audit/``
-4. ``core/home.py`` (the composition root)
-5. the runners: ``core/write_path/``, ``core/dream/``, ``core/reconcile.py``, ``core/legacy/``
+2. ``core/index/`` (the table, its writer, its freshness)
+3. ``core/search/`` (retrieval, ranking, context, listing: reads of the index)
+4. ``core/audit/``
+5. ``core/home.py`` (the composition root)
+6. the runners: ``core/write_path/``, ``core/dream/``, ``core/reconcile.py``, ``core/legacy/``
    (peers: no runner imports another)
-6. ``core/ops/`` (use cases that cross runners)
-7. the faces: ``cli.py``, ``demo.py``, ``definitions.py``, ``defs/``, ``server/``
+7. ``core/ops/`` (use cases that cross runners)
+8. the faces: ``cli.py``, ``demo.py``, ``definitions.py``, ``defs/``, ``server/``
 
 A module may import a lower floor, or its own package. Every import counts: at the top, inside a
 function, and under ``TYPE_CHECKING`` (a deferred import hides an arrow from a reader; it does
@@ -32,19 +33,21 @@ FLOORS: dict[str, int] = {
     "core.capture": 1,
     "core.knowledge": 1,
     "core.index": 2,
-    "core.audit": 3,
-    "core.home": 4,
-    "core.write_path": 5,
-    "core.dream": 5,
-    "core.reconcile": 5,
-    "core.legacy": 5,
-    "core.ops": 6,
-    "cli": 7,
-    "demo": 7,
-    "definitions": 7,
-    "defs": 7,
-    "server": 7,
+    "core.search": 3,
+    "core.audit": 4,
+    "core.home": 5,
+    "core.write_path": 6,
+    "core.dream": 6,
+    "core.reconcile": 6,
+    "core.legacy": 6,
+    "core.ops": 7,
+    "cli": 8,
+    "demo": 8,
+    "definitions": 8,
+    "defs": 8,
+    "server": 8,
 }
+FACES = FLOORS["cli"]
 
 
 def place(module: str) -> tuple[int, str] | None:
@@ -53,12 +56,12 @@ def place(module: str) -> tuple[int, str] | None:
     if parts == ["core"] or (len(parts) == 2 and parts[0] == "core" and parts[1] in GROUND):
         return 0, "ground"
     if parts == [""]:
-        return 7, "faces"  # memory_assets/__init__.py
+        return FACES, "faces"  # memory_assets/__init__.py
     for depth in (2, 1):
         name = ".".join(parts[:depth])
         if name in FLOORS:
             floor = FLOORS[name]
-            return floor, "faces" if floor == 7 else name
+            return floor, "faces" if floor == FACES else name
     return None
 
 
@@ -140,6 +143,9 @@ def test_every_import_points_down_and_no_runner_imports_another() -> None:
             "an arrow up",
         ),
         ("core.audit.checks", "import memory_assets.defs.resources\n", "an arrow up"),
+        # the table's tier reading search: search reads the index, never the other way
+        ("core.index.indexer", "from memory_assets.core.search.ranking import Hit\n", "an arrow up"),
+        ("core.search.ranking", "from memory_assets.core.audit.checks import run_checks\n", "an arrow up"),
         ("core.brand_new", "import json\n", "on no floor"),
     ],
 )

@@ -29,16 +29,16 @@ import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.async_reads import run
-from memory_assets.core.index.query_dates import (
+from memory_assets.core.index.store import MemoryStore, ReadFacts, StoreError, id_in, quote
+from memory_assets.core.knowledge.recall_log import log_recalls
+from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
+from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.search.query_dates import (
     DateWindow,
     asks_current_state,
     content_windows,
     query_windows,
 )
-from memory_assets.core.index.store import MemoryStore, ReadFacts, StoreError, id_in, quote
-from memory_assets.core.knowledge.recall_log import log_recalls
-from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
-from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 from memory_assets.core.text import json_object, stem

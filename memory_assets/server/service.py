@@ -28,8 +28,6 @@ import anyio
 import anyio.to_thread
 
 from memory_assets.core.durable import LockTimeout
-from memory_assets.core.index.listing import CursorError, get_memory, list_memories
-from memory_assets.core.index.retrieval import EmptyIndexError, search
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError, make_embedder
@@ -42,6 +40,8 @@ from memory_assets.core.ops.users import (
     user_settings,
 )
 from memory_assets.core.reconcile import ReconcileError, forget, unforget
+from memory_assets.core.search.listing import CursorError, get_memory, list_memories
+from memory_assets.core.search.retrieval import EmptyIndexError, search
 from memory_assets.core.settings import SettingsError
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.remember import memory_turn

@@ -15,10 +15,10 @@ import pytest
 
 from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.reconcile import ReconcileError, forget, reconcile, unforget
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets.core.text import normalise
 from memory_assets_tests.conftest import write_facts

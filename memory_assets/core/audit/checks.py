@@ -38,8 +38,6 @@ from memory_assets.core.capture.ledger import (
     verify,
 )
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.ranking import DUPLICATE_COSINE
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import (
     MAX_FRAGMENTS,
     MAX_VERSIONS,
@@ -51,6 +49,8 @@ from memory_assets.core.index.store import (
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.outcome import CheckOutcome
+from memory_assets.core.search.ranking import DUPLICATE_COSINE
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, IndexKey
 from memory_assets.core.text import json_object

@@ -496,8 +496,8 @@ class VaultTools:
         self._parts(pattern.strip().removeprefix("./"), "pattern")
 
     def memory_search(self, query: str, limit: int = 8) -> str:
-        from memory_assets.core.index.retrieval import search
         from memory_assets.core.index.store import MemoryStore
+        from memory_assets.core.search.retrieval import search
 
         if not query.strip():
             raise ToolError("the query is empty")

@@ -6,8 +6,7 @@ and is the one holder of ``table_writer.py``, the only code that writes the tabl
 invariant 2); ``store.py`` reads it (versions, caches, schema checks) and ``index_state.py``
 remembers each file's digest. ``table_damage.py`` finds damage to the table's files before they
 are read, names it, and sets a damaged table aside for a rebuild. ``freshness.py`` tells the sensors which files are stale.
-``retrieval.py`` (the legs, ``keyword_search``), ``ranking.py`` (the score) and ``context.py``
-(neighbouring lines) answer questions, with ``query_dates.py`` reading the dates a question names;
+Questions are answered one floor up, in ``core/search/``, which only reads this tier;
 ``best_facts.py`` is the per-turn MEMORY.md writer's read model; ``retire.py`` tombstones a text
 and reindexes every file that holds it.
 """

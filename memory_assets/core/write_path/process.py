@@ -31,11 +31,11 @@ from typing import Any
 
 from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import keyword_search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
 from memory_assets.core.knowledge.folds import ensure_ledger_before_append
 from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.search.retrieval import keyword_search
 from memory_assets.core.settings import Settings
 from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.classifier import CONFIRMATION, REVISION, Known, classify

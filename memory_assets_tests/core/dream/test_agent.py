@@ -27,10 +27,10 @@ from memory_assets.core.dream.consolidator import Batch, BatchFact
 from memory_assets.core.dream.vault_files import glob_regex
 from memory_assets.core.dream.vault_tools import VaultTools
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import flush_recalls
 from memory_assets.core.knowledge.confirmations import Confirmation
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.models.language_model import AssistantMessage, ChatClient, ToolCall
+from memory_assets.core.search.retrieval import flush_recalls
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 from memory_assets_tests.core.models.test_language_model import Answer, ChatServer, completion

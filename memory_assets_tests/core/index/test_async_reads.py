@@ -10,8 +10,8 @@ import pytest
 
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 from memory_assets_tests.core.index.test_retrieval import build

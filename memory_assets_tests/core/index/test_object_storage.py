@@ -23,12 +23,12 @@ import pytest
 
 from memory_assets.core.audit.checks import ids_unique, rows_match_logs
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.ops.users import open_user_home, user_settings
 from memory_assets.core.reconcile import forget
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings, SettingsError, storage_options
 from memory_assets_tests.conftest import write_facts
 from memory_assets_tests.servers import AWS_VARIABLES, S3, s3_server

@@ -20,10 +20,10 @@ import pytest
 from memory_assets.cli import main
 from memory_assets.core.index import table_damage
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import DamagedTableError, MemoryStore
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.status import init_home
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 

@@ -15,13 +15,13 @@ import pytest
 
 from memory_assets.cli import main
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore, StoreError
 from memory_assets.core.legacy import backup
 from memory_assets.core.legacy.backup import apply, forget_backup, list_backups, restore
 from memory_assets.core.legacy.export import export
 from memory_assets.core.legacy.find import LEGACY_TABLE, LegacyError, find_legacy
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.core.legacy.test_export import legacy_log_facts
 from memory_assets_tests.core.legacy.test_find import (

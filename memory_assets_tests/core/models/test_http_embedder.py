@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.models.embedder import Embedder, EmbedderError, HttpEmbedder, make_embedder
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets.defs.resources import EmbedderResource
 from memory_assets_tests.conftest import DAY, write_facts

@@ -3,7 +3,7 @@
 A row's block is its log's conversation block (its ``## HH:MM — chat`` header), its page's
 section (its heading) or its core file's zone (``_block_key``); the lines of one block are
 ordered by ``chunk_index``. One query fetches the lines near every hit, and each is scored as a
-hit of the same query would be (``ranking._Scorer``). What a caller can rely on:
+hit of the same query would be (``ranking.Scorer``). What a caller can rely on:
 
 * a neighbour that outscores a returned hit is returned as a hit of its own, unless it is a
   near-duplicate (cosine >= 0.95) of a hit already kept;
@@ -19,17 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from memory_assets.core.index.ranking import (
+from memory_assets.core.index.store import quote
+from memory_assets.core.search.ranking import (
     DUPLICATE_COSINE,
     ContextLine,
-    _and,
-    _matrix,
-    _normalised,
-    _Scored,
-    _Scorer,
-    _sort_key,
+    Scored,
+    Scorer,
+    and_clauses,
+    normalised,
+    sort_key,
+    vector_matrix,
 )
-from memory_assets.core.index.store import quote
 from memory_assets.core.sources import ARCHIVE
 from memory_assets.core.text import json_object
 
@@ -48,9 +48,9 @@ def _block_key(row: dict[str, Any]) -> tuple[object, ...]:
     return (kind, row.get("source_file"), *part)
 
 
-async def _with_neighbours(
-    kept: list[tuple[_Scored, int]], scorer: _Scorer, columns: list[str], context: int, limit: int
-) -> tuple[list[tuple[_Scored, int]], dict[str, list[ContextLine]]]:
+async def with_neighbours(
+    kept: list[tuple[Scored, int]], scorer: Scorer, columns: list[str], context: int, limit: int
+) -> tuple[list[tuple[Scored, int]], dict[str, list[ContextLine]]]:
     """Fetch the hits' neighbours (one query), score them as hits, lift the lines next to the best
     hits (``Ranking.neighbour``), let a neighbour that then outscores a returned hit take its place,
     and, with ``context`` > 0, attach each final hit's remaining neighbours as context."""
@@ -85,25 +85,27 @@ async def _with_neighbours(
         f"AND chunk_index <= {high + span})"
         for (t, f), (low, high) in ranges.items()
     )
-    data = await scorer.table.query().where(_and(scorer.where, near) or near).select(columns).to_arrow()
+    data = (
+        await scorer.table.query().where(and_clauses(scorer.where, near) or near).select(columns).to_arrow()
+    )
     known = {s.id: s for s, _ in kept}
     fresh: list[dict[str, Any]] = []
     if data.num_rows:
         rows = data.drop_columns(["vector"]).to_pylist()
-        matrix = _matrix(data.column("vector"))
+        matrix = vector_matrix(data.column("vector"))
         for i, row in enumerate(rows):
             if row["id"] not in known:
                 scorer.vectors.setdefault(row["id"], matrix[i])
                 fresh.append(row)
     neighbours = {s.id: s for s in scorer.scored(fresh)}
-    by_block: dict[tuple[object, ...], list[_Scored]] = {}
+    by_block: dict[tuple[object, ...], list[Scored]] = {}
     for s in [*known.values(), *neighbours.values()]:
         by_block.setdefault(_block_key(s.row), []).append(s)
     for members in by_block.values():
         members.sort(key=lambda s: (s.row.get("chunk_index") or 0, s.id))
     position = {s.id: (key, i) for key, members in by_block.items() for i, s in enumerate(members)}
 
-    def around(s: _Scored, n: int) -> list[tuple[int, _Scored]]:
+    def around(s: Scored, n: int) -> list[tuple[int, Scored]]:
         key, i = position[s.id]
         members = by_block[key]
         return [(j - i, members[j]) for j in range(max(0, i - n), min(len(members), i + n + 1)) if j != i]
@@ -112,7 +114,7 @@ async def _with_neighbours(
     # meaning (the semantic term; a date or a prior the two share is no reason to lift). In a
     # conversation the line that answers often sits beside the one that matches the question; only
     # log blocks are conversations (a page section's bullets are separate claims).
-    pool: dict[str, _Scored] = dict(known)
+    pool: dict[str, Scored] = dict(known)
     lifted: dict[str, float] = {}
     for anchor in anchors:
         for _, n in around(anchor, 1):
@@ -128,12 +130,12 @@ async def _with_neighbours(
             if n.id not in pool:
                 pool[n.id] = n
     counts = {s.id: duplicates for s, duplicates in kept}
-    final: list[tuple[_Scored, int]] = []
+    final: list[tuple[Scored, int]] = []
     final_vectors: list[np.ndarray] = []
-    for s in sorted(pool.values(), key=_sort_key):
+    for s in sorted(pool.values(), key=sort_key):
         if len(final) == limit:
             break
-        vector = _normalised(scorer.vectors[s.id])
+        vector = normalised(scorer.vectors[s.id])
         if (
             s.id not in counts
             and final_vectors

@@ -38,25 +38,25 @@ import pyarrow as pa
 
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.async_reads import run
-from memory_assets.core.index.context import _with_neighbours
-from memory_assets.core.index.query_dates import DateWindow, asks_current_state, query_windows
-from memory_assets.core.index.ranking import (
-    RANKING,
-    Hit,
-    Ranking,
-    _and,
-    _collapse,
-    _legacy_row,
-    _matrix,
-    _Scored,
-    _Scorer,
-    _second_hop,
-    _sort_key,
-)
 from memory_assets.core.index.store import MemoryStore, ReadFacts, StoreError, quote
 from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
+from memory_assets.core.search.context import with_neighbours
+from memory_assets.core.search.query_dates import DateWindow, asks_current_state, query_windows
+from memory_assets.core.search.ranking import (
+    RANKING,
+    Hit,
+    Ranking,
+    Scored,
+    Scorer,
+    and_clauses,
+    collapse,
+    legacy_row,
+    second_hop,
+    sort_key,
+    vector_matrix,
+)
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 
@@ -93,7 +93,7 @@ class EmptyIndexError(StoreError):
 _TOMBSTONES: dict[str, tuple[object, Tombstones]] = {}
 
 
-def _tombstoned(path: Path) -> Tombstones:
+def current_tombstones(path: Path) -> Tombstones:
     """The tombstones, re-read only when the file changed (one stat per search)."""
     sig = stat_signature(path)
     hit = _TOMBSTONES.get(str(path))
@@ -103,7 +103,7 @@ def _tombstoned(path: Path) -> Tombstones:
     return hit[1]
 
 
-def _filters(
+def where_clause(
     store: MemoryStore,
     source_types: Sequence[str] | None,
     date_from: date | None,
@@ -166,13 +166,13 @@ def search(
     if facts.legacy and (source_types or date_from or date_to):
         store.require_current("filtering by source type or fact date")
     today = today or datetime.now(UTC).date()
-    where = _filters(store, source_types, date_from, date_to, single_user=facts.single_user)
+    where = where_clause(store, source_types, date_from, date_to, single_user=facts.single_user)
     if query_vector is None and embedder is not None:
         query_vector = embedder.embed_query(query)
     if query_vector is not None:
         facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
     text = _fts_words(query)
-    scorer = _Scorer(
+    scorer = Scorer(
         table=table,
         text=text,
         where=where,
@@ -182,7 +182,7 @@ def search(
         current=asks_current_state(query),
         today=today,
         legacy=facts.legacy,
-        tombs=_tombstoned(settings.tombstones_path) if settings is not None else Tombstones(),
+        tombs=current_tombstones(settings.tombstones_path) if settings is not None else Tombstones(),
         fts=facts.fts,
     )
     with store.reading():  # a damaged file is named, with the fix, not a raw LanceDB error
@@ -216,8 +216,8 @@ def keyword_search(
     text = _fts_words(query)
     if limit <= 0 or not text or not facts.fts:
         return []
-    tombs = _tombstoned(settings.tombstones_path) if settings is not None else Tombstones()
-    where = _filters(store, None, None, None, single_user=facts.single_user)
+    tombs = current_tombstones(settings.tombstones_path) if settings is not None else Tombstones()
+    where = where_clause(store, None, None, None, single_user=facts.single_user)
     columns = [*(LEGACY_COLUMNS if facts.legacy else HIT_COLUMNS), "_score"]
 
     async def leg(k: int) -> pa.Table:
@@ -239,8 +239,8 @@ def keyword_search(
     for row in visible[:limit]:
         score = float(row["_score"])
         importance = float(row["importance"]) if row.get("importance") is not None else 0.5
-        scored = _Scored(
-            row=_legacy_row(row) if facts.legacy else row,
+        scored = Scored(
+            row=legacy_row(row) if facts.legacy else row,
             semantic=0.0,
             bm25=score / best if best > 0 else 0.0,
             importance=importance,
@@ -283,7 +283,7 @@ def _truncate(hits: Sequence[Hit], settings: Settings | None) -> None:
                 line.content, line.truncated = line.content[:max_chars], True
 
 
-async def _search(scorer: _Scorer, query: str, *, ann: bool, limit: int, context: int) -> list[Hit]:
+async def _search(scorer: Scorer, query: str, *, ann: bool, limit: int, context: int) -> list[Hit]:
     """The queries and the ranking of one search, awaited in one coroutine on the caller's thread
     (``async_reads``): the legs run side by side, then the context.
     ``scorer.table`` is the async handle ``MemoryStore.read_latest`` opened."""
@@ -309,7 +309,7 @@ async def _search(scorer: _Scorer, query: str, *, ann: bool, limit: int, context
     # a leg of each kind filtered to its windows, so a fact of that day is a candidate whatever its
     # words.
     use_text = scorer.fts  # a full-text index and words to search for
-    window_where = _and(where, _window_clause(windows)) if windows and not scorer.legacy else None
+    window_where = and_clauses(where, _window_clause(windows)) if windows and not scorer.legacy else None
     legs: list[Awaitable[pa.Table]] = []
     if use_text:
         legs.append(text_rows(where, text_depth))
@@ -323,12 +323,12 @@ async def _search(scorer: _Scorer, query: str, *, ann: bool, limit: int, context
     found: dict[str, dict[str, Any]] = {}
     for data in results:
         _collect(data, found, scorer)
-    scored = sorted(scorer.scored(found.values()), key=_sort_key)
+    scored = sorted(scorer.scored(found.values()), key=sort_key)
     if ranking.hop:
-        scored = _second_hop(scored, query, ranking, limit)
-    kept = _collapse(scored, scorer.vectors, limit)
+        scored = second_hop(scored, query, ranking, limit)
+    kept = collapse(scored, scorer.vectors, limit)
     if kept and not scorer.legacy and (context > 0 or ranking.neighbour > 0):
-        kept, contexts = await _with_neighbours(kept, scorer, columns, context, limit)
+        kept, contexts = await with_neighbours(kept, scorer, columns, context, limit)
     else:
         contexts = {}
     hits = []
@@ -340,12 +340,12 @@ async def _search(scorer: _Scorer, query: str, *, ann: bool, limit: int, context
     return hits
 
 
-def _collect(data: pa.Table, found: dict[str, dict[str, Any]], scorer: _Scorer) -> None:
+def _collect(data: pa.Table, found: dict[str, dict[str, Any]], scorer: Scorer) -> None:
     """Rows of one leg into ``found`` (first seen wins), their vectors into ``scorer``."""
     if data.num_rows == 0:
         return
     rows = data.drop_columns(["vector"]).to_pylist()
-    matrix = _matrix(data.column("vector"))
+    matrix = vector_matrix(data.column("vector"))
     for i, row in enumerate(rows):
         row_id = row["id"]
         found.setdefault(row_id, row)

@@ -21,12 +21,12 @@ depths are ``Ranking``'s defaults, tuned on real conversations (``benchmarks/ben
 LoCoMo's dev split) and ``benchmarks/bench_retrieval.py``'s generator together (design §5.7).
 
 The order is total: equal scores go to the more recent fact, then to the smaller id. The second
-hop only lifts candidates already found, with no extra query (``_second_hop``); the neighbour
+hop only lifts candidates already found, with no extra query (``second_hop``); the neighbour
 lift reads the lines next to the best hits with one query (``context.py``). Near-duplicate
 hits (cosine >= 0.95 between returned rows) collapse into the best one, which carries how many it
 absorbed (``Hit.duplicates``), so a fact repeated on many days cannot fill the top k.
 
-``_Scorer`` holds one query's scoring state (its lexical collection, vectors, windows and
+``Scorer`` holds one query's scoring state (its lexical collection, vectors, windows and
 tombstones, and the table handle ``context.py`` reads neighbours through); it never writes. ``Hit`` and ``ContextLine`` are
 what search hands out; ``Hit.to_dict()`` writes the ``bm25`` fraction under the key
 ``full_text``, the key its readers know.
@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from memory_assets.core.index.lexical import Lexical
-from memory_assets.core.index.query_dates import DateWindow, content_windows
 from memory_assets.core.knowledge.tombstones import Tombstones
+from memory_assets.core.search.lexical import Lexical
+from memory_assets.core.search.query_dates import DateWindow, content_windows
 from memory_assets.core.sources import LEGACY_SOURCE_TYPE
 from memory_assets.core.text import json_object, stem
 
@@ -134,7 +134,7 @@ def _output_keys(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class _Scored:
+class Scored:
     """A candidate row with both legs' scores and its ranking score."""
 
     row: dict[str, Any]
@@ -170,7 +170,7 @@ class _Scored:
         )
 
 
-def _sort_key(s: _Scored) -> tuple[float, float, str]:
+def sort_key(s: Scored) -> tuple[float, float, str]:
     # Recency breaks ties only (it is in the score itself just for current-state questions).
     return (-round(s.score, 6), -s.recency, s.id)
 
@@ -200,7 +200,7 @@ def _in_windows(content: str, fact_date: str | None, windows: Sequence[DateWindo
     return any(s.start <= w.end and w.start <= s.end for s in stated for w in windows)
 
 
-def _legacy_row(row: dict[str, Any]) -> dict[str, Any]:
+def legacy_row(row: dict[str, Any]) -> dict[str, Any]:
     """An assistant-era row, read as it is: its source and date come from its metadata JSON."""
     meta = json_object(row.get("metadata"))
     created = row.get("created_at")
@@ -216,17 +216,17 @@ def _legacy_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _and(*clauses: str | None) -> str | None:
+def and_clauses(*clauses: str | None) -> str | None:
     present = [c for c in clauses if c]
     return " AND ".join(f"({c})" for c in present) or None
 
 
-def _matrix(column: pa.ChunkedArray) -> np.ndarray:
+def vector_matrix(column: pa.ChunkedArray) -> np.ndarray:
     flat = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)
     return np.asarray(flat, dtype=np.float32).reshape(len(column), -1)
 
 
-class _Scorer:
+class Scorer:
     """Scores rows of one query: both legs for every row, the date windows and the priors."""
 
     def __init__(
@@ -263,7 +263,7 @@ class _Scorer:
             return list(rows)
         return [r for r in rows if not self.tombs.hides(r["content"])]
 
-    def scored(self, rows: Iterable[dict[str, Any]]) -> list[_Scored]:
+    def scored(self, rows: Iterable[dict[str, Any]]) -> list[Scored]:
         """The visible ``rows`` with both legs' scores and the priors. The first call's rows are
         the query's candidates: the collection the lexical score is computed over (``lexical.py``);
         later calls (a hit's neighbours) are scored against that same collection."""
@@ -273,7 +273,7 @@ class _Scorer:
             return self.score(kept, self.lexical.pool_scores)
         return self.score(kept, [self.lexical.score(r["content"]) for r in kept])
 
-    def score(self, kept: Sequence[dict[str, Any]], lexical: Sequence[float]) -> list[_Scored]:
+    def score(self, kept: Sequence[dict[str, Any]], lexical: Sequence[float]) -> list[Scored]:
         """Both legs and the priors for visible rows ``kept``, given their BM25 scores ``lexical``;
         their vectors are in ``self.vectors``."""
         if not kept:
@@ -292,7 +292,7 @@ class _Scorer:
         assert self.lexical is not None
         for row, cosine, words in zip(kept, cosines, lexical, strict=True):
             if self.legacy:
-                row = _legacy_row(row)
+                row = legacy_row(row)
             importance = float(row["importance"]) if row.get("importance") is not None else 0.5
             semantic = float(cosine)
             bm25 = self.lexical.fraction(words)
@@ -305,7 +305,7 @@ class _Scorer:
                 + (r.date if in_window else 0.0)
                 + (r.recency * recency if self.current else 0.0)
             )
-            out.append(_Scored(row, semantic, bm25, importance, recency, in_window, score))
+            out.append(Scored(row, semantic, bm25, importance, recency, in_window, score))
         return out
 
 
@@ -317,7 +317,7 @@ def _words(text: str) -> set[str]:
     return {_POSSESSIVE.sub("", w).lower() for w in _WORD.findall(text)}
 
 
-def _second_hop(scored: list[_Scored], query: str, ranking: Ranking, limit: int) -> list[_Scored]:
+def second_hop(scored: list[Scored], query: str, ranking: Ranking, limit: int) -> list[Scored]:
     """Multi-hop questions ("what does Iris's sister do?"): the best hit names a bridge ("Iris's
     sister is called Thandiwe") that the answer names in turn ("Thandiwe is a beekeeper"). The
     names in the best ``hop_anchors`` hits that the question does not hold lift the other
@@ -352,12 +352,12 @@ def _second_hop(scored: list[_Scored], query: str, ranking: Ranking, limit: int)
         if any(p.search(s.row["content"]) for p in bridges):
             s.score += ranking.hop
             lifted = True
-    return sorted(scored, key=_sort_key) if lifted else scored
+    return sorted(scored, key=sort_key) if lifted else scored
 
 
-def _collapse(
-    scored: Sequence[_Scored], vectors: dict[str, np.ndarray], limit: int
-) -> list[tuple[_Scored, int]]:
+def collapse(
+    scored: Sequence[Scored], vectors: dict[str, np.ndarray], limit: int
+) -> list[tuple[Scored, int]]:
     """Keep the best of each group of near-duplicates (cosine >= 0.95 to a kept row), counting the
     rest on it, until ``limit`` rows are kept. ``scored`` is best first."""
     if not scored:
@@ -385,6 +385,6 @@ def _normalised_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms > 0, norms, 1.0)
 
 
-def _normalised(vector: np.ndarray) -> np.ndarray:
+def normalised(vector: np.ndarray) -> np.ndarray:
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm > 0 else vector

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retrieval import EmptyIndexError, flush_recalls, keyword_search, search
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.search.retrieval import EmptyIndexError, flush_recalls, keyword_search, search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 from memory_assets_tests.core.index.test_store import assistant_table

@@ -2,7 +2,7 @@ from datetime import date
 
 import pytest
 
-from memory_assets.core.index.query_dates import asks_current_state, content_windows, query_windows
+from memory_assets.core.search.query_dates import asks_current_state, content_windows, query_windows
 
 SUNDAY = date(2026, 11, 29)
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from memory_assets.core.index.lexical import K1, B, Lexical, tokens
+from memory_assets.core.search.lexical import K1, B, Lexical, tokens
 
 POOL = [
     "Teodora signed up for a pottery class",

@@ -6,9 +6,9 @@ from datetime import date
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.listing import CursorError, get_memory, list_memories
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
 from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.search.listing import CursorError, get_memory, list_memories
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 

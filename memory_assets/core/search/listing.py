@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from memory_assets.core.durable import stat_signature
-from memory_assets.core.index.retrieval import COLUMNS, _filters, _tombstoned
 from memory_assets.core.index.store import MemoryStore, id_in, quote
 from memory_assets.core.knowledge.confirmations import read_confirmations
 from memory_assets.core.knowledge.importance import confirmation_count
+from memory_assets.core.search.retrieval import COLUMNS, current_tombstones, where_clause
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK
 from memory_assets.core.text import json_object, normalise
@@ -103,11 +103,11 @@ def list_memories(
     if facts is None or facts.rows == 0 or limit <= 0:
         return MemoryPage([], None)
     store.require_current("listing memories")
-    where = _filters(store, source_types, since, until, single_user=facts.single_user)
+    where = where_clause(store, source_types, since, until, single_user=facts.single_user)
     keys = store.scan(KEY_COLUMNS, where=where).to_pylist()
-    ordered = sorted((_sort_key(row), row["id"]) for row in keys)
+    ordered = sorted((sort_key(row), row["id"]) for row in keys)
     start = bisect_right(ordered, (after, "\uffff")) if after is not None else 0
-    tombs = _tombstoned(settings.tombstones_path)
+    tombs = current_tombstones(settings.tombstones_path)
     pending = _pending_confirmations(settings.confirmations_path)
     out: list[Memory] = []
     last: SortKey | None = None
@@ -133,7 +133,7 @@ def get_memory(store: MemoryStore, settings: Settings, row_id: str) -> Memory | 
         return None
     store.require_current("reading a memory")
     rows = _rows(store, [row_id])
-    if not rows or _tombstoned(settings.tombstones_path).hides(rows[0]["content"]):
+    if not rows or current_tombstones(settings.tombstones_path).hides(rows[0]["content"]):
         return None
     return _memory(rows[0], _pending_confirmations(settings.confirmations_path))
 
@@ -145,7 +145,7 @@ def _rows(store: MemoryStore, ids: list[str]) -> list[dict[str, Any]]:
     return store.scan(ROW_COLUMNS, where=where).to_pylist()
 
 
-def _sort_key(row: dict[str, Any]) -> SortKey:
+def sort_key(row: dict[str, Any]) -> SortKey:
     """Newest fact first (rows without a fact date last), then file, position and id."""
     day = _day(row.get("fact_date"))
     chunk = row.get("chunk_index")

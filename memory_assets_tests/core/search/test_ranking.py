@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.ranking import Ranking
-from memory_assets.core.index.retrieval import search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.search.ranking import Ranking
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 

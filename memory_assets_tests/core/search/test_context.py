@@ -4,8 +4,8 @@ from datetime import date
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.ranking import RANKING
-from memory_assets.core.index.retrieval import search
+from memory_assets.core.search.ranking import RANKING
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
 
