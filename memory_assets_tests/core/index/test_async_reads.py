@@ -14,7 +14,7 @@ from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
-from memory_assets_tests.core.index.test_retrieval import build
+from memory_assets_tests.core.search.test_retrieval import build
 
 
 async def _thread_name() -> str:
