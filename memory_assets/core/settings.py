@@ -57,6 +57,10 @@ class Settings:
     recall_log_max_bytes: int = 5_000_000  # the recall log rotates (one previous file kept) past this size
     version_retention_days: float = 1.0  # optimize prunes table versions older than this
     search_max_chars: int = 2000  # a hit's content is cut to this many characters (``truncated: true``)
+    # How long a turn stays searchable in the recall tier (its transcript file always stays):
+    # 0 = as long as the transcript holds it. Default 0: what was said is kept findable, since no
+    # dream ever consolidates a turn that gave no fact, and a turn costs the index about 2 KB.
+    transcript_retention_days: int = 0
     # The write path: how many known facts the extraction sees, and how long recalling them may take.
     known_facts_limit: int = 10
     recall_timeout_s: float = 2.0
@@ -211,6 +215,9 @@ class Settings:
             recall_log_max_bytes=_number(env, overrides, "MEMORY_RECALL_LOG_MAX_BYTES", 5_000_000, int),
             version_retention_days=_number(env, overrides, "MEMORY_VERSION_RETENTION_DAYS", 1.0, float),
             search_max_chars=_number(env, overrides, "MEMORY_SEARCH_MAX_CHARS", 2000, int),
+            transcript_retention_days=_number(
+                env, overrides, "MEMORY_TRANSCRIPT_RETENTION_DAYS", 0, int, zero_ok=True
+            ),
             known_facts_limit=_number(env, overrides, "MEMORY_KNOWN_FACTS_LIMIT", 10, int),
             recall_timeout_s=_number(env, overrides, "MEMORY_RECALL_TIMEOUT_S", 2.0, float),
             llm_url=overrides.get("llm_url") or env.get("MEMORY_LLM_URL") or None,

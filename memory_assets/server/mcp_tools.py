@@ -22,7 +22,17 @@ from pydantic import Field
 
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
-from memory_assets.server.schemas import Category, ChatId, Cursor, IsoDate, IsoTime, RowId, SourceType, fields
+from memory_assets.server.schemas import (
+    SOURCE_TYPES,
+    Category,
+    ChatId,
+    Cursor,
+    IsoDate,
+    IsoTime,
+    RowId,
+    SourceType,
+    fields,
+)
 from memory_assets.server.service import MemoryService
 
 T = TypeVar("T")
@@ -107,7 +117,7 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
         context: Annotated[f.context, Field(description="neighbouring lines to add to each result")] = 0,  # type: ignore[valid-type]
         since: Annotated[IsoDate | None, Field(description="only facts on or after this date")] = None,
         until: Annotated[IsoDate | None, Field(description="only facts on or before this date")] = None,
-        source_types: Annotated[list[SourceType] | None, Field(max_length=4)] = None,
+        source_types: Annotated[list[SourceType] | None, Field(max_length=SOURCE_TYPES)] = None,
     ) -> dict[str, Any]:
         hits = await _call(
             service.search(
@@ -134,7 +144,7 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
         ctx: Context,
         cursor: Cursor | None = None,
         limit: Annotated[f.page_limit, Field(description="memories per page")] = 50,  # type: ignore[valid-type]
-        source_types: Annotated[list[SourceType] | None, Field(max_length=4)] = None,
+        source_types: Annotated[list[SourceType] | None, Field(max_length=SOURCE_TYPES)] = None,
         since: IsoDate | None = None,
         until: IsoDate | None = None,
     ) -> dict[str, Any]:

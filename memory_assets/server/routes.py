@@ -18,7 +18,7 @@ from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_i
 from memory_assets.server.auth import OPEN, Principal, TokenFile
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
-from memory_assets.server.schemas import Cursor, IsoDate, RowId, SourceType, bodies, fields
+from memory_assets.server.schemas import SOURCE_TYPES, Cursor, IsoDate, RowId, SourceType, bodies, fields
 from memory_assets.server.service import MemoryService
 
 
@@ -118,6 +118,7 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
             since=body.since,  # type: ignore[attr-defined]
             until=body.until,  # type: ignore[attr-defined]
             source_types=body.source_types,  # type: ignore[attr-defined]
+            today=body.today,  # type: ignore[attr-defined]
         )
         return {"hits": hits}
 
@@ -126,7 +127,7 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
         user_id: User,
         cursor: Annotated[Cursor | None, Query()] = None,
         limit: Annotated[f.page_limit, Query()] = 50,  # type: ignore[valid-type]
-        source_type: Annotated[list[SourceType] | None, Query(max_length=4)] = None,
+        source_type: Annotated[list[SourceType] | None, Query(max_length=SOURCE_TYPES)] = None,
         since: Annotated[IsoDate | None, Query()] = None,
         until: Annotated[IsoDate | None, Query()] = None,
     ) -> dict[str, Any]:

@@ -25,7 +25,8 @@ CHAT_ID_CHARS = 200
 
 # Literals, not enums: a strict model takes a JSON string for them (an enum would want an instance).
 # They spell the core's names (core/sources.py, core/knowledge/categories.py); a test keeps them equal.
-SourceType = Literal["archive_log", "notebook", "core_file", "legacy_direct"]
+SourceType = Literal["archive_log", "notebook", "core_file", "transcript", "legacy_direct"]
+SOURCE_TYPES = 5  # how many there are: a filter lists at most that many
 Category = Literal["personal", "preference", "goal", "context", "technical", "interaction", "general"]
 
 
@@ -132,7 +133,10 @@ def bodies(config: ServerConfig) -> Bodies:
         context: f.context = 0  # type: ignore[valid-type]
         since: IsoDate | None = None
         until: IsoDate | None = None
-        source_types: Annotated[list[SourceType], Field(max_length=4)] | None = None
+        source_types: Annotated[list[SourceType], Field(max_length=SOURCE_TYPES)] | None = None
+        # The day relative dates in the query ("last week") and the recency of facts are measured
+        # from (default: today, UTC): a replayed conversation asks as of its own day.
+        today: IsoDate | None = None
 
     class TextIn(Strict):
         """A fact's text (forget and unforget match it whole, case and spacing aside)."""

@@ -203,6 +203,7 @@ class MemoryService:
         since: date | None = None,
         until: date | None = None,
         source_types: Sequence[str] | None = None,
+        today: date | None = None,
     ) -> list[dict[str, Any]]:
         def run(home: UserHome) -> list[dict[str, Any]]:
             reader = home.reader
@@ -217,6 +218,7 @@ class MemoryService:
                     date_from=since,
                     date_to=until,
                     source_types=source_types,
+                    today=today,
                 )
             except EmptyIndexError:  # nothing indexed yet: no hits
                 return []

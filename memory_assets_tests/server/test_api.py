@@ -130,7 +130,9 @@ def test_every_route_for_one_user(server: Server, tokens: dict[str, Any]) -> Non
         assert listed["Has a dog named Rex."]["provenance"]["block"]["chat"] == "chat-1"
 
         status = alice.get("/v1/users/alice/status").json()
-        assert status["home"] == "." and status["daily_logs"] >= 1 and status["index_rows"] == 3
+        assert status["home"] == "." and status["daily_logs"] >= 1 and status["index_rows"] == 4
+        # three facts, and the one turn said (memories added directly are no turn)
+        assert status["index_rows_by_source_type"] == {"archive_log": 3, "transcript": 1}
 
         dog = listed["Has a dog named Rex."]["id"]
         gone = alice.delete(f"/v1/users/alice/memories/{dog}")

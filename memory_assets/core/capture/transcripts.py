@@ -1,6 +1,19 @@
-"""``transcripts/<session>.jsonl``: the assistant's raw turns, one JSON object a line (existing
-format: ``ts`` (UTC ISO), ``role`` (``user`` | ``assistant``), ``content``, optional ``actions``
-and ``meta``).
+"""``transcripts/``: raw turns, one JSON object a line (existing format: ``ts`` (UTC ISO),
+``role`` (``user`` | ``assistant``), ``content``, optional ``actions`` and ``meta``).
+
+Two writers, two places, one format:
+
+* ``transcripts/<session>.jsonl``: written by the assistant itself (suzent's own transcripts).
+  The write path reads them (``write_path/ingest.py``) and never writes to them.
+* ``transcripts/captured/<chat>.jsonl``: every turn that reaches the memory through the write
+  path (the service's turns, MCP ``record_turn``, ``write-turn``), kept verbatim by
+  ``keep_turn`` before the turn is acknowledged: the user's line, then the assistant's answer
+  when there is one, in one append, fsync'd. Ingestion never reads this folder, so no turn goes
+  through the write path twice. A chat id that is not a safe file name (``transcript_name``) is
+  kept in each line's ``meta.chat``.
+
+Both are the recall tier's source: the indexer plans a transcript's rows (``index/rows.py``),
+every user turn of every file, whoever wrote it.
 
 ``read_turns`` reads from a byte offset and pairs each user line with the assistant lines that
 follow it (already written) into a ``TranscriptTurn``; each turn has a stable id, the session and
@@ -26,11 +39,14 @@ the fix. What is kept of a bad line:
   normal.
 """
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from memory_assets.core.durable import append_durable, fsync_dir
 from memory_assets.core.text import clean_text, excerpt
 
 MAX_CONTENT_CHARS = 10_000  # the assistant caps a transcript line's content here too
@@ -39,6 +55,8 @@ MAX_CONTENT_DEPTH = 8
 TS_FIX = "write ts as an ISO 8601 date-time in UTC, e.g. 2026-07-01T09:12:00Z"
 UNCHANGED = "(the file was not modified)"
 FUTURE_SLACK = timedelta(days=1)  # clocks of two machines, time zones: a later ts is a mistake
+CAPTURED = "captured"  # transcripts/captured/: the turns the write path kept (see above)
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,119}$")
 
 
 @dataclass(frozen=True)
@@ -51,10 +69,16 @@ class TranscriptTurn:
     user: str
     assistant: str
     at: datetime | None
+    chat: str | None = None  # the chat id the line records (``meta.chat``), when it records one
 
     @property
     def id(self) -> str:
         return f"{self.session}:{self.offset}"
+
+    @property
+    def chat_id(self) -> str:
+        """The turn's chat: what its line records, else its file's name (a suzent session)."""
+        return self.chat or self.session
 
 
 @dataclass
@@ -67,9 +91,57 @@ class TranscriptRead:
 
 
 def list_sessions(transcripts_dir: Path) -> list[tuple[str, Path]]:
+    """The assistant's own transcripts (``transcripts/*.jsonl``): what ingestion reads."""
     if not transcripts_dir.is_dir():
         return []
     return sorted((p.stem, p) for p in transcripts_dir.glob("*.jsonl") if p.is_file())
+
+
+def list_transcripts(transcripts_dir: Path) -> list[tuple[str, Path]]:
+    """Every transcript the recall tier indexes, as (its POSIX path under ``transcripts/``, path):
+    the assistant's (``*.jsonl``) and the write path's (``captured/*.jsonl``), sorted."""
+    if not transcripts_dir.is_dir():
+        return []
+    found = [(p.name, p) for p in transcripts_dir.glob("*.jsonl") if p.is_file()]
+    captured = transcripts_dir / CAPTURED
+    if captured.is_dir():
+        found += [(f"{CAPTURED}/{p.name}", p) for p in captured.glob("*.jsonl") if p.is_file()]
+    return sorted(found)
+
+
+def transcript_name(chat_id: str) -> str:
+    """The file stem a chat's captured turns go to: the chat id itself when it is a safe file name
+    (letters, digits and ``._:@+-``, at most 120 characters, not starting with a dot), else
+    ``chat-`` and a hash of it (the id is then kept in each line's ``meta.chat``)."""
+    if _SAFE_NAME.match(chat_id):
+        return chat_id
+    return "chat-" + hashlib.sha256(chat_id.encode("utf-8")).hexdigest()[:24]
+
+
+def captured_path(transcripts_dir: Path, chat_id: str) -> Path:
+    return transcripts_dir / CAPTURED / f"{transcript_name(chat_id)}.jsonl"
+
+
+def turn_lines(chat_id: str, user: str, assistant: str, at: datetime) -> str:
+    """A turn's lines in the transcript format: the user's, then the assistant's when it said
+    anything; ``meta.chat`` only when the file name cannot carry the chat id."""
+    ts = at.astimezone(UTC).isoformat(timespec="seconds")
+    meta = {"meta": {"chat": chat_id}} if transcript_name(chat_id) != chat_id else {}
+    lines = [{"ts": ts, "role": "user", "content": user, **meta}]
+    if assistant.strip():
+        lines.append({"ts": ts, "role": "assistant", "content": assistant, **meta})
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+
+
+def keep_turn(transcripts_dir: Path, chat_id: str, user: str, assistant: str, at: datetime) -> Path:
+    """Append one turn, verbatim, to its chat's captured transcript, durably (one append under the
+    file's writers' lock, fsync'd before this returns). Returns the file."""
+    path = captured_path(transcripts_dir, chat_id)
+    if not path.parent.is_dir():  # the folder's own entry is made durable too, once
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fsync_dir(path.parent.parent)
+    append_durable(path, turn_lines(chat_id, user, assistant, at))
+    return path
 
 
 def _timestamp(value: object) -> tuple[datetime | None, str | None]:
@@ -119,11 +191,12 @@ def _text_parts(value: object, depth: int = 0) -> list[str]:
     return []
 
 
-def _content(value: object) -> tuple[str, str | None]:
-    """A line's content as text (cleaned, capped), and what was wrong with it when not a string."""
+def _content(value: object, cap: int | None = MAX_CONTENT_CHARS) -> tuple[str, str | None]:
+    """A line's content as text (cleaned, capped at ``cap`` characters unless None), and what was
+    wrong with it when not a string."""
     if isinstance(value, str):
-        return clean_text(value)[:MAX_CONTENT_CHARS], None
-    text = clean_text("\n".join(p for p in _text_parts(value) if p.strip()))[:MAX_CONTENT_CHARS]
+        return clean_text(value)[:cap], None
+    text = clean_text("\n".join(p for p in _text_parts(value) if p.strip()))[:cap]
     kept = (
         f"its text was read ({len(text)} characters)"
         if text.strip()
@@ -132,9 +205,13 @@ def _content(value: object) -> tuple[str, str | None]:
     return text, f"content is a {_json_kind(value)}, not a string: {kept}; write content as a JSON string"
 
 
-def read_turns(path: Path, offset: int = 0, line_number: int | None = None) -> TranscriptRead:
+def read_turns(
+    path: Path, offset: int = 0, line_number: int | None = None, *, cap: int | None = MAX_CONTENT_CHARS
+) -> TranscriptRead:
     """The complete turns from byte ``offset`` on. ``line_number``: the line at ``offset`` (for
-    messages); counted from the start of the file when not given."""
+    messages); counted from the start of the file when not given. ``cap``: the most characters of
+    a line's content kept (the assistant's own cap; None keeps every character, as the recall tier
+    indexes a turn whole)."""
     session = path.stem
     out = TranscriptRead(end=offset, end_line=line_number or 1)
     with open(path, "rb") as fh:
@@ -178,10 +255,10 @@ def read_turns(path: Path, offset: int = 0, line_number: int | None = None) -> T
         replies = []
         last = number
         while i < len(rows) and rows[i][3]["role"] == "assistant":
-            replies.append(_content(rows[i][3].get("content"))[0])
+            replies.append(_content(rows[i][3].get("content"), cap)[0])
             end, last = rows[i][1], rows[i][2]
             i += 1
-        user, content_problem = _content(record.get("content"))
+        user, content_problem = _content(record.get("content"), cap)
         at, ts_problem = _timestamp(record.get("ts"))
         if ts_problem:
             out.warnings.append(
@@ -200,7 +277,14 @@ def read_turns(path: Path, offset: int = 0, line_number: int | None = None) -> T
                 user=user,
                 assistant="\n".join(replies),
                 at=at,
+                chat=_meta_chat(record),
             )
         )
     out.end, out.end_line = position, line_number + len(complete)
     return out
+
+
+def _meta_chat(record: dict[str, object]) -> str | None:
+    meta = record.get("meta")
+    chat = meta.get("chat") if isinstance(meta, dict) else None
+    return clean_text(chat) if isinstance(chat, str) and chat.strip() else None

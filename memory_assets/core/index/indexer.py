@@ -27,8 +27,8 @@ one written.
 """
 
 import time
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -37,18 +37,22 @@ from typing import TypeVar
 import numpy as np
 
 from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.capture.transcripts import list_transcripts
 from memory_assets.core.durable import file_lock, named_lock, stat_signature
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.rows import (
     FilePlan,
+    IndexRow,
     plan_archive,
     plan_core_file,
     plan_page,
+    plan_transcript,
 )
 from memory_assets.core.index.store import (
     MAX_FRAGMENTS,
     BrokenTableError,
+    Existing,
     LegacyTableError,
     MemoryStore,
     TableStats,
@@ -60,7 +64,7 @@ from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.settings import Settings
-from memory_assets.core.sources import CORE_FILES, INDEXED_SOURCE_TYPES, IndexKey
+from memory_assets.core.sources import CORE_FILES, INDEXED_SOURCE_TYPES, TRANSCRIPT, IndexKey
 
 BULK_ROWS = 8192  # rows embedded and written per commit when rebuilding an empty index
 OPTIMIZE_AFTER_ROWS = 1000  # a sweep that inserts this many rows compacts the table afterwards
@@ -68,6 +72,20 @@ DELETE_BATCH = 2000  # ids per delete commit (delete_rows)
 
 
 T = TypeVar("T")
+
+
+@dataclass
+class _Diff:
+    """What one file's write changes: rows gone, rows new (to embed), rows kept with their stored
+    vector (changed scalars, or ids stored more than once)."""
+
+    result: "FileResult"
+    existing: dict[str, Existing]
+    gone: list[str]
+    new: list[IndexRow]
+    kept: list[IndexRow]
+    repaired: int
+    updated: int
 
 
 class IndexerError(RuntimeError):
@@ -237,6 +255,20 @@ class Indexer:
         tombs = tombstones if tombstones is not None else self.tombstones()
         return plan_core_file(self.settings.core_file_path(filename), tombs, self.today)
 
+    def plan_transcript(self, rel: str, tombstones: Tombstones | None = None) -> FilePlan:
+        """The recall tier's rows of ``transcripts/<rel>``; a name that would lead outside the
+        transcripts folder plans nothing."""
+        tombs = tombstones if tombstones is not None else self.tombstones()
+        root = self.settings.transcripts_dir
+        path = root / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute() or not rel.endswith(".jsonl"):
+            plan = FilePlan("transcript", rel, TRANSCRIPT)
+            plan.exists = False
+            return plan
+        return plan_transcript(
+            path, rel, tombs, self.today, retention_days=self.settings.transcript_retention_days
+        )
+
     def plan_everything(
         self, tombstones: Tombstones | None = None, extra_keys: Iterable[str] = ()
     ) -> list[FilePlan]:
@@ -255,6 +287,9 @@ class Indexer:
         outside: list[str] = []  # page symlinks leading outside the vault: planned empty, with a warning
         for rel in [*list_pages(self.settings.notebook_dir, outside=outside), *outside]:
             plan = self.plan_page(rel, tombs)
+            plans[plan.key] = plan
+        for rel, _ in list_transcripts(self.settings.transcripts_dir):
+            plan = self.plan_transcript(rel, tombs)
             plans[plan.key] = plan
         for key in extra_keys:
             if key not in plans:
@@ -275,6 +310,8 @@ class Indexer:
             return None if day is None else self.plan_day(day, tombs, folds)
         if parsed.label == "notebook":
             return self.plan_page(parsed.filename, tombs)
+        if parsed.label == "transcript":
+            return self.plan_transcript(parsed.filename, tombs)
         if parsed.filename in CORE_FILES:
             return self.plan_core(parsed.filename, tombs)
         return None
@@ -301,63 +338,97 @@ class Indexer:
 
     def _apply(self, plan: FilePlan) -> FileResult:
         """Bring the table's rows for ``plan``'s file in line with the plan. Call under its key lock."""
+        return self._apply_many([plan])[0]
+
+    def _apply_many(self, plans: Sequence[FilePlan]) -> list[FileResult]:
+        """Bring the table's rows for each plan's file in line with it, as one write: the new rows of
+        every file embedded in one model call, then at most two commits for them all (what a turn
+        costs: its day's log and its transcript). Call under every file's key lock."""
         start = time.perf_counter()
-        result = FileResult(
-            key=plan.key,
-            rows=len(plan.rows),
-            tombstoned=plan.tombstoned,
-            skipped_lines=plan.skipped_lines,
-            folded=plan.folded,
-            warnings=list(plan.warnings),
-            expected_ids=frozenset(row.id for row in plan.rows),
-        )
-        if plan.unreadable:  # its rows stay as they are until the file can be read
-            result.seconds = time.perf_counter() - start
-            return result
-        try:
-            existing, copies = self.store.existing(plan.source_type, plan.filename)
-        except (LegacyTableError, BrokenTableError):  # a damaged table is never written over
-            raise
-        except Exception as exc:  # the diff query failed: fall back to a full replace of this file
-            result.warnings.append(f"{plan.key}: diff query failed ({exc}); replaced the file's rows in full")
-            self._replace(plan, result)
-            result.seconds = time.perf_counter() - start
-            return result
-        desired = {row.id: row for row in plan.rows}
-        gone = [i for i in existing if i not in desired]
-        new = [row for row in plan.rows if row.id not in existing]
-        repair = [row for row in plan.rows if row.id in copies]
-        changed = [
-            row
-            for row in plan.rows
-            if row.id in existing and row.id not in copies and existing[row.id].scalars != row.scalars()
-        ]
-        if not gone and not new and not changed and not repair:
-            result.seconds = time.perf_counter() - start
-            return result
+        results: list[FileResult] = []
+        diffs: list[_Diff] = []
+        for plan in plans:
+            result = FileResult(
+                key=plan.key,
+                rows=len(plan.rows),
+                tombstoned=plan.tombstoned,
+                skipped_lines=plan.skipped_lines,
+                folded=plan.folded,
+                warnings=list(plan.warnings),
+                expected_ids=frozenset(row.id for row in plan.rows),
+            )
+            results.append(result)
+            if plan.unreadable:  # its rows stay as they are until the file can be read
+                continue
+            try:
+                existing, copies = self.store.existing(plan.source_type, plan.filename)
+            except (LegacyTableError, BrokenTableError):  # a damaged table is never written over
+                raise
+            except Exception as exc:  # the diff query failed: fall back to a full replace of this file
+                result.warnings.append(
+                    f"{plan.key}: diff query failed ({exc}); replaced the file's rows in full"
+                )
+                self._replace(plan, result)
+                continue
+            desired = {row.id: row for row in plan.rows}
+            diff = _Diff(
+                result=result,
+                existing=existing,
+                gone=[i for i in existing if i not in desired],
+                new=[row for row in plan.rows if row.id not in existing],
+                # rows that keep their stored vector: changed scalars, and ids stored more than once
+                kept=[
+                    row
+                    for row in plan.rows
+                    if row.id in existing and (row.id in copies or existing[row.id].scalars != row.scalars())
+                ],
+                repaired=sum(copies.values()) - len(copies),
+                updated=sum(
+                    1
+                    for row in plan.rows
+                    if row.id in existing
+                    and row.id not in copies
+                    and existing[row.id].scalars != row.scalars()
+                ),
+            )
+            if diff.gone or diff.new or diff.kept:
+                diffs.append(diff)
+        if diffs:
+            self._commit(diffs)
+        share = (time.perf_counter() - start) / max(len(plans), 1)
+        for result in results:
+            result.seconds = share
+        return results
+
+    def _commit(self, diffs: Sequence["_Diff"]) -> None:
+        """Embed the new rows of ``diffs`` in one call, then delete and add for all of them at once."""
+        new = [row for d in diffs for row in d.new]
         embedder = self._require_embedder() if new else self.embedder
         before = embedder.computed if embedder else 0
-        new_vectors = embedder.embed([r.content for r in new]) if new and embedder else np.empty((0, 0))
+        new_vectors = embedder.embed([r.embedded for r in new]) if new and embedder else np.empty((0, 0))
         if new and embedder:
-            result.embedded, result.computed = len(new), embedder.computed - before
+            computed = embedder.computed - before
+            for d in diffs:  # the model's work, told per file in proportion to its new rows
+                d.result.embedded = len(d.new)
+                d.result.computed = round(computed * len(d.new) / len(new))
         failpoint("index.embedded")
         # Only new rows need the model; a delete or an importance change never loads it.
         table = self._writable_table(embedder if new else None)
-        kept = changed + repair  # rows that keep their stored vector
-        vectors = [*new_vectors] + [existing[r.id].vector for r in kept]
-        created = [None] * len(new) + [existing[r.id].created_at for r in kept]
-        result.commits = self._writer.apply_diff(
+        kept = [(row, d.existing[row.id]) for d in diffs for row in d.kept]
+        vectors = [*new_vectors] + [stored.vector for _, stored in kept]
+        created = [None] * len(new) + [stored.created_at for _, stored in kept]
+        commits = self._writer.apply_diff(
             table,
-            gone + [r.id for r in kept],  # deleting an id deletes every copy of it
-            new + kept,
+            [i for d in diffs for i in d.gone] + [row.id for row, _ in kept],  # every copy of an id goes
+            new + [row for row, _ in kept],
             np.stack(vectors) if vectors else np.empty((0, 0)),
             created,
         )
-        result.deleted, result.inserted, result.updated = len(gone), len(new), len(changed)
-        result.repaired = sum(copies.values()) - len(copies)
-        result.changed = True
-        result.seconds = time.perf_counter() - start
-        return result
+        for d in diffs:
+            r = d.result
+            r.deleted, r.inserted, r.updated, r.repaired = len(d.gone), len(d.new), d.updated, d.repaired
+            r.commits = commits  # shared by the files written together
+            r.changed = True
 
     def _writable_table(self, embedder: Embedder | None) -> object:
         if embedder is not None:
@@ -370,7 +441,7 @@ class Indexer:
     def _replace(self, plan: FilePlan, result: FileResult) -> None:
         embedder = self._require_embedder() if plan.rows else self.embedder
         vectors = (
-            embedder.embed([r.content for r in plan.rows]) if plan.rows and embedder else np.empty((0, 0))
+            embedder.embed([r.embedded for r in plan.rows]) if plan.rows and embedder else np.empty((0, 0))
         )
         table = self._writable_table(embedder if plan.rows else None)
         result.commits = self._writer.replace_source(
@@ -390,18 +461,28 @@ class Indexer:
 
     def _reindex_locked(self, key: str) -> FileResult | None:
         """Plan ``key`` from fresh inputs and apply it, under its lock; record its digest."""
+        return self._reindex_locked_many([key])[0]
+
+    def _reindex_locked_many(self, keys: Sequence[str]) -> list[FileResult | None]:
+        """Plan each key from fresh inputs under its lock (the locks taken in key order, so two
+        writers can never wait on each other) and apply them as one write; record their digests.
+        None in a key's place: not a key of an indexed file."""
         self._ensure_table()
-        with self.table_lock(shared=True), self.key_lock(key), self.store.snapshot():
-            plan = self.plan_key(key, fresh=True)
-            if plan is None:
-                return None
+        with ExitStack() as locks:
+            locks.enter_context(self.table_lock(shared=True))
+            for key in sorted(set(keys)):
+                locks.enter_context(self.key_lock(key))
+            locks.enter_context(self.store.snapshot())
+            tombs, folds = self.tombstones(), self.folds()
+            plans = {key: self.plan_key(key, tombs, folds) for key in dict.fromkeys(keys)}
             failpoint("index.locked")
-            result = self._apply(plan)
-            if not plan.unreadable:
-                self._record_state(
-                    {plan.key: plan.digest()} if plan.exists else {}, drop=[] if plan.exists else [key]
-                )
-            return result
+            wanted = [p for p in plans.values() if p is not None]
+            applied = dict(zip([p.key for p in wanted], self._apply_many(wanted), strict=True))
+            self._record_state(
+                {p.key: p.digest() for p in wanted if p.exists and not p.unreadable},
+                drop=[p.key for p in wanted if not p.exists],
+            )
+        return [applied.get(plan.key) if plan is not None else None for plan in (plans[k] for k in keys)]
 
     # -- entry points ------------------------------------------------------------------------------
     def migrate(self) -> bool:
@@ -423,6 +504,20 @@ class Indexer:
         if result is None:
             raise IndexerError(f"{key!r} is not a label:filename key of an indexed file")
         return result
+
+    def reindex_keys(self, keys: Sequence[str]) -> list[FileResult]:
+        """Reindex several files as one write (one model call, at most two commits): what a turn
+        runs for its day's log and its transcript. Raises ``IndexerError`` for a key that is not an
+        indexed file's, before anything is written."""
+        for key in keys:
+            if self.plan_key(key) is None:
+                raise IndexerError(f"{key!r} is not a label:filename key of an indexed file")
+        try:
+            results = self._reindex_locked_many(keys)
+        except LegacyTableError:
+            self.migrate()
+            results = self._reindex_locked_many(keys)
+        return [r for r in results if r is not None]
 
     def reindex_day(self, day: date) -> FileResult:
         """Diff one day against the table (what a day partition's materialisation runs)."""
@@ -579,7 +674,7 @@ class Indexer:
                 table = self._writer.table_for_write(embedder.model_name, embedder.dimension)
                 for begin in range(0, len(rows), BULK_ROWS):
                     part = rows[begin : begin + BULK_ROWS]
-                    vectors = embedder.embed([r.content for r in part])
+                    vectors = embedder.embed([r.embedded for r in part])
                     self._writer.apply_diff(table, [], part, vectors, [None] * len(part))
             self._record_state(
                 {p.key: p.digest() for p in plans if p.exists and not p.unreadable},

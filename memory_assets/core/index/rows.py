@@ -1,6 +1,6 @@
 """What the index should hold for one source file: a pure function of the markdown.
 
-``plan_archive`` / ``plan_page`` / ``plan_core_file`` turn a file (plus the tombstones, the fold
+``plan_archive`` / ``plan_page`` / ``plan_core_file`` / ``plan_transcript`` turn a file (plus the tombstones, the fold
 ledger and today's date) into ``IndexRow`` objects with deterministic ids. The indexer diffs
 these against the table; the sensors digest them to decide whether anything needs a run. Both
 therefore agree, by construction, on what "changed" means.
@@ -14,11 +14,12 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 
 from memory_assets.core.capture.daily_log import ParsedLog, read_daily_log
+from memory_assets.core.capture.transcripts import read_turns
 from memory_assets.core.knowledge.chunking import (
     chunk_claims,
     chunk_paragraphs,
@@ -31,7 +32,7 @@ from memory_assets.core.knowledge.importance import BASE_IMPORTANCE, Lifecycle, 
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.knowledge.vault import leads_outside, outside_link_warning
-from memory_assets.core.sources import ARCHIVE, CORE_FILE, CORE_FILES, NOTEBOOK, IndexKey
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, CORE_FILES, NOTEBOOK, TRANSCRIPT, IndexKey
 from memory_assets.core.text import normalise, sha256_text, stable_id
 from memory_assets.core.textfile import read_text
 
@@ -40,6 +41,17 @@ from memory_assets.core.textfile import read_text
 LEGACY_TAG = "legacy"
 FROM_TAG_PREFIX = "from-"
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+# The recall tier's unit (design §5.5): one row per user message, with its date; a message longer
+# than TURN_CHUNK_WORDS is cut into windows of that many words overlapping by TURN_CHUNK_OVERLAP
+# (the model reads about 200 words of a text and ignores the rest). Importance 0.3, the
+# assistant's own for transcript rows: a turn is what was said, a fact is a claim.
+TURN_IMPORTANCE = 0.3
+TURN_CHUNK_WORDS = 120
+TURN_CHUNK_OVERLAP = 30
+TURN_CHUNK_CHARS = 2000  # ... and no row holds more characters than this (a "word" can be huge)
+TURN_CATEGORY = "transcript"
+# Words of the assistant's answer embedded with a message (0: the message alone).
+TURN_CONTEXT_WORDS = 0
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,13 @@ class IndexRow:
     source_date: str | None
     fact_date: str | None
     metadata: str  # JSON text, compatible with the assistant's ``metadata`` column
+    # What the model embeds, when it is not ``content`` (a turn embedded with its context); the id
+    # is derived from it, so a change of it is a new row. Not stored: the file gives it again.
+    embed_text: str | None = None
+
+    @property
+    def embedded(self) -> str:
+        return self.content if self.embed_text is None else self.embed_text
 
     def scalars(self) -> tuple[object, ...]:
         """Everything the row stores except its vector and timestamps (what a diff compares)."""
@@ -85,6 +104,7 @@ class FilePlan:
     tombstoned: int = 0
     exists: bool = True
     folded: int = 0  # fact lines a vault page holds (the fold ledger says so): no rows for them
+    expired: int = 0  # turns older than the recall tier's retention: no rows for them
     unreadable: bool = False  # the file is there but could not be read: its rows stay as they are
 
     def digest(self) -> str:
@@ -287,4 +307,93 @@ def plan_core_file(path: Path, tombstones: Tombstones, today: date) -> FilePlan:
     else:
         chunks = [(c, Lifecycle(), base) for c in chunk_paragraphs(ft.text)]
     _chunk_rows(plan, chunks, CORE_FILE, _mtime_date(path), tombstones, today)
+    return plan
+
+
+def turn_chunks(text: str, words: int = TURN_CHUNK_WORDS, overlap: int = TURN_CHUNK_OVERLAP) -> list[str]:
+    """A message as the recall tier's rows hold it: whole (stripped) up to ``words`` words, else
+    windows of ``words`` words, each starting ``words - overlap`` after the last, the last window
+    ending with the message; a window over ``TURN_CHUNK_CHARS`` characters is cut into pieces of
+    that many."""
+    parts = text.split()
+    if len(parts) <= words:
+        windows = [text.strip()] if parts else []
+    else:
+        step = max(words - overlap, 1)
+        starts = list(range(0, len(parts) - words, step)) + [len(parts) - words]
+        windows = [" ".join(parts[i : i + words]) for i in dict.fromkeys(starts)]
+    limit = TURN_CHUNK_CHARS
+    return [w[i : i + limit] for w in windows for i in range(0, len(w), limit)]
+
+
+def plan_transcript(
+    path: Path,
+    rel: str,
+    tombstones: Tombstones,
+    today: date,
+    retention_days: int = 0,
+    context_words: int | None = None,
+) -> FilePlan:
+    """Rows for one transcript (``rel``: its path under ``transcripts/``): the recall tier. One row
+    per user message (chunked when long, ``turn_chunks``), dated by the turn's ``ts``; the
+    assistant's lines are not rows. A turn a person's tombstone hides (``Tombstones.hides_turn``)
+    gives none, nor does a turn older than ``retention_days`` (0: kept as long as the file holds
+    it). Ids come from (the file, the embedded text, its occurrence), as a log's do, so an appended
+    turn is the only row a reindex embeds. ``context_words`` (default ``TURN_CONTEXT_WORDS``): that
+    many words of the assistant's answer are embedded after the message (the row's content stays
+    the message)."""
+    context_words = TURN_CONTEXT_WORDS if context_words is None else context_words
+    plan = FilePlan("transcript", rel, TRANSCRIPT)
+    if not path.is_file():
+        plan.exists = False
+        return plan
+    try:
+        read = read_turns(path, cap=None)
+    except OSError as exc:
+        return _unreadable(plan, f"transcripts/{rel}", exc)
+    plan.warnings, plan.skipped_lines = read.warnings, read.skipped
+    oldest = today - timedelta(days=retention_days) if retention_days > 0 else None
+    kept: list[tuple[str, str | None, dict[str, object], str | None]] = []
+    for turn in read.turns:
+        chunks = turn_chunks(turn.user)
+        if not chunks:
+            continue
+        day = turn.at.date() if turn.at else None
+        if oldest is not None and day is not None and day < oldest:
+            plan.expired += 1
+            continue
+        if tombstones.hides_turn(turn.user):
+            plan.tombstoned += 1
+            continue
+        meta: dict[str, object] = {
+            "source_type": TRANSCRIPT,
+            "source_file": rel,
+            "chat": turn.chat_id,
+            "line": turn.line,
+        }
+        if turn.at:
+            meta["ts"] = turn.at.isoformat(timespec="seconds")
+            meta["time"] = f"{turn.at:%H:%M}"
+        answer = " ".join(turn.assistant.split()[:context_words]) if context_words > 0 else ""
+        for number, chunk in enumerate(chunks):
+            extra = {**meta, "chunk": number, "chunks": len(chunks)} if len(chunks) > 1 else meta
+            embed = f"{chunk}\n{answer}" if answer else None
+            kept.append((chunk, embed, extra, day.isoformat() if day else None))
+    ids = _occurrence_ids(TRANSCRIPT, rel, [embed or text for text, embed, _, _ in kept])
+    for ordinal, ((text, embed, meta, day_text), row_id) in enumerate(zip(kept, ids, strict=True)):
+        plan.rows.append(
+            IndexRow(
+                id=row_id,
+                content=text,
+                source_type=TRANSCRIPT,
+                source_file=rel,
+                chunk_index=ordinal,
+                category=TURN_CATEGORY,
+                importance=TURN_IMPORTANCE,
+                source_date=day_text,
+                fact_date=day_text,
+                metadata=json.dumps(meta, ensure_ascii=False),
+                embed_text=embed,
+            )
+        )
     return plan

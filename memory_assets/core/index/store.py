@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index import table_damage
 from memory_assets.core.settings import Settings
-from memory_assets.core.sources import INDEXED_SOURCE_TYPES
+from memory_assets.core.sources import INDEXED_SOURCE_TYPES, TRANSCRIPT
 
 TABLE_ID_KEY = b"memory_assets.table_id"
 MODEL_KEY = b"memory_assets.embedding_model"
@@ -731,6 +731,8 @@ class MemoryStore:
             ann=("vector",) in indexed,
             fts=("content",) in indexed,
             single_user=table.count_rows(f"user_id != {quote(self.user_id)} OR user_id IS NULL") == 0,
+            turns="source_type" in table_schema.names
+            and table.count_rows(f"source_type = {quote(TRANSCRIPT)}") > 0,
         )
         self._facts["read"] = facts
         return facts
@@ -747,6 +749,9 @@ class MemoryStore:
             rows=cached.rows + sum(t.num_rows for t in added) - sum(c.deleted_rows for c in chain),
             single_user=cached.single_user
             and all(pc.all(pc.equal(t.column("user_id"), self.user_id)).as_py() for t in added),
+            # a delete leaves it set: a search then runs turn legs that find nothing, never wrong
+            turns=cached.turns
+            or any(pc.any(pc.equal(t.column("source_type"), TRANSCRIPT)).as_py() for t in added),
         )
         self._facts["read"] = facts
         return facts
@@ -773,6 +778,7 @@ class ReadFacts:
     ann: bool
     fts: bool
     single_user: bool  # every row is this store's user's: reads may skip the user filter
+    turns: bool = False  # the table holds transcript rows (the recall tier): search adds turn legs
 
     def check_query_width(self, dim: int, where: str) -> None:
         """A query vector must be as wide as the table's vectors (a model change needs a rebuild)."""

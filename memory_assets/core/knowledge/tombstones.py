@@ -18,6 +18,7 @@ files that hold the text (appending here changes no log's mtime or content).
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from memory_assets.core.durable import append_durable
@@ -26,6 +27,9 @@ from memory_assets.core.textfile import read_text
 
 _BULLET = re.compile(r"^\s*[-*+]\s+")
 _MARKER = re.compile(r"\s*\(confirmed\s+\d+x(?:,\s*last\s+\d{4}-\d{2}-\d{2})?\)", re.IGNORECASE)
+# A person's tombstone shorter than this hides a turn only when the turn says exactly that: a
+# forgotten "ok" must not hide every turn that says ok.
+MIN_HELD_CHARS = 3
 
 
 def claim_core(text: str) -> str:
@@ -58,6 +62,26 @@ class Tombstones:
         if normalise(text) in self.contents:
             return True
         return bool(self.claims) and claim_core(text) in self.claims
+
+    def hides_turn(self, text: str) -> bool:
+        """Whether a conversation turn with this text is hidden: a person's tombstone is the turn's
+        whole text, or the turn holds a person's forgotten text (on word boundaries, case and
+        spacing aside). The reconcile's tombstones never hide a turn: retiring a log line the
+        dream folded says nothing about what was said."""
+        norm = normalise(text)
+        if norm in self.contents and norm not in self.retired:
+            return True
+        return self._held is not None and self._held.search(norm) is not None
+
+    @cached_property
+    def _held(self) -> "re.Pattern[str] | None":
+        """One pattern for every person's forgotten text a turn may hold."""
+        texts = sorted(
+            (c for c in self.contents - self.retired if len(c) >= MIN_HELD_CHARS), key=len, reverse=True
+        )
+        if not texts:
+            return None
+        return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in texts) + r")(?!\w)")
 
 
 def read_tombstones(path: Path) -> Tombstones:

@@ -14,7 +14,9 @@ file, position in the file (``chunk_index``) and id: a total order. A page ends 
 ``next_cursor`` (the last row's place in that order); passing it back resumes right after that
 row, so a row is never listed twice and never skipped, whatever is added or removed meanwhile
 (a row added before the cursor's place is not listed by the pages after it). Filters: source
-types, and ``since`` / ``until`` on the fact's date, as ``search`` takes them.
+types, and ``since`` / ``until`` on the fact's date, as ``search`` takes them. The recall tier's
+rows (``transcript``: what was said, ``transcripts/<chat>.jsonl``) are listed only when their
+type is asked for: a listing reviews what the memory holds as claims.
 
 Tombstoned content is left out, as search leaves it out: forgetting is immediate. Reads only; an
 assistant-era table raises ``LegacyTableError`` naming ``memory-assets migrate``.
@@ -35,9 +37,11 @@ from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.store import MemoryStore, id_in, quote
 from memory_assets.core.knowledge.confirmations import read_confirmations
 from memory_assets.core.knowledge.importance import confirmation_count
-from memory_assets.core.search.retrieval import COLUMNS, current_tombstones, where_clause
+from memory_assets.core.knowledge.tombstones import Tombstones
+from memory_assets.core.search.ranking import and_clauses
+from memory_assets.core.search.retrieval import CLAIM_ROWS, COLUMNS, current_tombstones, where_clause
 from memory_assets.core.settings import Settings
-from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, TRANSCRIPT
 from memory_assets.core.text import json_object, normalise
 
 DEFAULT_PAGE = 50
@@ -104,6 +108,8 @@ def list_memories(
         return MemoryPage([], None)
     store.require_current("listing memories")
     where = where_clause(store, source_types, since, until, single_user=facts.single_user)
+    if facts.turns and not facts.legacy and not source_types:
+        where = and_clauses(where, CLAIM_ROWS)  # turns are listed when asked for by their type
     keys = store.scan(KEY_COLUMNS, where=where).to_pylist()
     ordered = sorted((sort_key(row), row["id"]) for row in keys)
     start = bisect_right(ordered, (after, "\uffff")) if after is not None else 0
@@ -118,7 +124,7 @@ def list_memories(
         for key, row_id in window:
             position += 1
             row = rows.get(row_id)
-            if row is not None and not tombs.hides(row["content"]):
+            if row is not None and not _hidden(tombs, row):
                 out.append(_memory(row, pending))
                 last = key
                 if len(out) == limit:
@@ -133,9 +139,16 @@ def get_memory(store: MemoryStore, settings: Settings, row_id: str) -> Memory | 
         return None
     store.require_current("reading a memory")
     rows = _rows(store, [row_id])
-    if not rows or current_tombstones(settings.tombstones_path).hides(rows[0]["content"]):
+    if not rows or _hidden(current_tombstones(settings.tombstones_path), rows[0]):
         return None
     return _memory(rows[0], _pending_confirmations(settings.confirmations_path))
+
+
+def _hidden(tombs: Tombstones, row: dict[str, Any]) -> bool:
+    """Whether forgetting hides the row (a turn: whatever forgotten text it holds)."""
+    if row.get("source_type") == TRANSCRIPT:
+        return tombs.hides_turn(row["content"])
+    return tombs.hides(row["content"])
 
 
 def _rows(store: MemoryStore, ids: list[str]) -> list[dict[str, Any]]:
@@ -214,6 +227,8 @@ def _home_file(source_type: str | None, source_file: str | None) -> str | None:
         return f"notebook/{source_file}"
     if source_type == CORE_FILE:
         return f"memory/{source_file}"
+    if source_type == TRANSCRIPT:
+        return f"transcripts/{source_file}"
     return None
 
 
@@ -221,7 +236,7 @@ def _memory(row: dict[str, Any], pending: Counter[tuple[str, str, str]]) -> Memo
     meta = json_object(row.get("metadata"))
     kind = row.get("source_type") or LEGACY_SOURCE_TYPE
     source_file = row.get("source_file")
-    if kind == ARCHIVE:
+    if kind in (ARCHIVE, TRANSCRIPT):
         block = {k: str(meta[k]) for k in ("time", "chat") if meta.get(k)}
         stated = 1
     else:

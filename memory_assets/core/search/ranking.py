@@ -44,7 +44,7 @@ import pyarrow as pa
 from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.search.lexical import Lexical
 from memory_assets.core.search.query_dates import DateWindow, content_windows
-from memory_assets.core.sources import LEGACY_SOURCE_TYPE
+from memory_assets.core.sources import LEGACY_SOURCE_TYPE, TRANSCRIPT
 from memory_assets.core.text import json_object, stem
 
 DUPLICATE_COSINE = 0.95  # returned rows at least this similar are one hit
@@ -72,6 +72,11 @@ class Ranking:
     vector_factor: int = CANDIDATE_FACTOR  # vector leg: max(vector_factor x limit, 20) rows
     text_factor: int = 5  # full-text leg: max(text_factor x limit, 50) rows
     window_factor: int = 4  # each date-filtered leg: max(window_factor x limit, 20) rows
+    # The recall tier (transcript rows: what was said): added to a turn's score, so a fact or a page
+    # that matches answers first and a turn fills where none does; the turn legs' depths.
+    turn: float = 0.0
+    turn_vector_factor: int = CANDIDATE_FACTOR
+    turn_text_factor: int = 5
 
     def vector_depth(self, limit: int) -> int:
         return max(self.vector_factor * limit, 20)
@@ -81,6 +86,12 @@ class Ranking:
 
     def window_depth(self, limit: int) -> int:
         return max(self.window_factor * limit, 20)
+
+    def turn_vector_depth(self, limit: int) -> int:
+        return max(self.turn_vector_factor * limit, 20)
+
+    def turn_text_depth(self, limit: int) -> int:
+        return max(self.turn_text_factor * limit, 50)
 
 
 RANKING = Ranking()
@@ -120,6 +131,10 @@ class Hit:
     zone: str | None = None  # MEMORY.md's "generated" or "manual" zone (core-file rows)
     recency: float = 0.0  # 0.5 ** (age of the fact / half-life); 0 without a fact date
     date_match: bool = False  # dated in (or stating a date in) a window the question names
+    chat: str | None = None  # the conversation: a log block's chat (8 characters), a turn's chat id
+    time: str | None = None  # the block's or the turn's time of day, HH:MM (UTC)
+    ts: str | None = None  # a turn's time (ISO, UTC)
+    said: dict[str, Any] | None = None  # a fact's turn: what was said, where it was written from
     context: list[ContextLine] = field(default_factory=list)  # only with search(context=N)
 
     def to_dict(self) -> dict[str, Any]:
@@ -144,6 +159,7 @@ class Scored:
     recency: float
     date_match: bool
     score: float
+    said: dict[str, Any] | None = None  # the turn this fact was written from (``turns.py``)
 
     @property
     def id(self) -> str:
@@ -151,6 +167,7 @@ class Scored:
 
     def hit(self) -> Hit:
         row = self.row
+        meta = json_object(row.get("metadata"))
         return Hit(
             id=row["id"],
             content=row["content"],
@@ -162,11 +179,13 @@ class Scored:
             category=row.get("category"),
             semantic=round(self.semantic, 6),
             bm25=round(self.bm25, 6),
-            zone=json_object(row.get("metadata")).get("zone")
-            if row.get("source_type") == "core_file"
-            else None,
+            zone=meta.get("zone") if row.get("source_type") == "core_file" else None,
             recency=round(self.recency, 6),
             date_match=self.date_match,
+            chat=meta.get("chat") if isinstance(meta.get("chat"), str) else None,
+            time=meta.get("time") if isinstance(meta.get("time"), str) else None,
+            ts=meta.get("ts") if isinstance(meta.get("ts"), str) else None,
+            said=self.said,
         )
 
 
@@ -258,10 +277,19 @@ class Scorer:
         self.vectors: dict[str, np.ndarray] = {}
 
     def visible(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``rows`` without the tombstoned ones."""
+        """``rows`` without the tombstoned ones (a turn: without the ones a person's forgetting
+        reaches, ``Tombstones.hides_turn``)."""
         if not (self.tombs.contents or self.tombs.claims):
             return list(rows)
-        return [r for r in rows if not self.tombs.hides(r["content"])]
+        return [
+            r
+            for r in rows
+            if not (
+                self.tombs.hides_turn(r["content"])
+                if r.get("source_type") == TRANSCRIPT
+                else self.tombs.hides(r["content"])
+            )
+        ]
 
     def scored(self, rows: Iterable[dict[str, Any]]) -> list[Scored]:
         """The visible ``rows`` with both legs' scores and the priors. The first call's rows are
@@ -304,6 +332,7 @@ class Scorer:
                 + r.importance * importance
                 + (r.date if in_window else 0.0)
                 + (r.recency * recency if self.current else 0.0)
+                + (r.turn if row.get("source_type") == TRANSCRIPT else 0.0)
             )
             out.append(Scored(row, semantic, bm25, importance, recency, in_window, score))
         return out

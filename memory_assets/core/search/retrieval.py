@@ -17,7 +17,8 @@ What an assistant can rely on (design §5.7), besides what the ranking and the c
 * a damaged table raises ``DamagedTableError`` (naming what is wrong and ``reindex --rebuild``)
   before any of its doubtful files is read (``table_damage.py``), never a raw LanceDB error.
 
-``keyword_search`` is the write path's recall of known facts: one BM25 query and nothing else.
+``keyword_search`` is the write path's recall of known facts: one BM25 query and nothing else,
+over the claims only (never a transcript row: what was said is no claim to confirm against).
 
 The read path never writes to the index and never migrates a table: an assistant-era table is
 searched as it is. The recall signal goes to ``.state/recall_log.jsonl`` (rotated by size),
@@ -57,8 +58,9 @@ from memory_assets.core.search.ranking import (
     sort_key,
     vector_matrix,
 )
+from memory_assets.core.search.turns import SAID_COLUMNS, attach_said, merge, said_clause
 from memory_assets.core.settings import Settings
-from memory_assets.core.sources import LEGACY_SOURCE_TYPE
+from memory_assets.core.sources import LEGACY_SOURCE_TYPE, TRANSCRIPT
 
 DEFAULT_MAX_CHARS = 2000
 ANN_NPROBES = 20
@@ -84,6 +86,10 @@ COLUMNS = [
 ]
 HIT_COLUMNS = [c for c in COLUMNS if c not in ("fact_date", "chunk_index")]  # what a Hit shows
 LEGACY_COLUMNS = ["id", "content", "importance", "metadata", "created_at"]
+# The recall tier's split: the claim legs read every row but the turns, the turn legs only turns.
+CLAIM_ROWS = f"source_type IS NULL OR source_type != {quote(TRANSCRIPT)}"
+TURN_ROWS = f"source_type = {quote(TRANSCRIPT)}"
+SAID_LIMIT = 2000  # the turns of the final facts' days read for their ``said`` (one query)
 
 
 class EmptyIndexError(StoreError):
@@ -185,8 +191,22 @@ def search(
         tombs=current_tombstones(settings.tombstones_path) if settings is not None else Tombstones(),
         fts=facts.fts,
     )
+    turns = facts.turns and not facts.legacy
+    split = turns and (not source_types or (TRANSCRIPT in source_types and len(set(source_types)) > 1))
+    said_where = where_clause(store, None, None, None, single_user=facts.single_user) if turns else None
     with store.reading():  # a damaged file is named, with the fix, not a raw LanceDB error
-        hits = run(_search(scorer, query, ann=facts.ann, limit=limit, context=context))
+        hits = run(
+            _search(
+                scorer,
+                query,
+                ann=facts.ann,
+                limit=limit,
+                context=context,
+                split=split,
+                turns=turns,
+                said_where=said_where,
+            )
+        )
     _truncate(hits, settings)
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         future = _POOL.submit(
@@ -218,6 +238,10 @@ def keyword_search(
         return []
     tombs = current_tombstones(settings.tombstones_path) if settings is not None else Tombstones()
     where = where_clause(store, None, None, None, single_user=facts.single_user)
+    if facts.turns and not facts.legacy:
+        # The seeds' guard: a match found only in a chat transcript can never divert a write (what
+        # was said is no claim; the classifier must never confirm against it). Never read them.
+        where = and_clauses(where, CLAIM_ROWS)
     columns = [*(LEGACY_COLUMNS if facts.legacy else HIT_COLUMNS), "_score"]
 
     async def leg(k: int) -> pa.Table:
@@ -283,10 +307,26 @@ def _truncate(hits: Sequence[Hit], settings: Settings | None) -> None:
                 line.content, line.truncated = line.content[:max_chars], True
 
 
-async def _search(scorer: Scorer, query: str, *, ann: bool, limit: int, context: int) -> list[Hit]:
+async def _search(
+    scorer: Scorer,
+    query: str,
+    *,
+    ann: bool,
+    limit: int,
+    context: int,
+    split: bool = False,
+    turns: bool = False,
+    said_where: str | None = None,
+) -> list[Hit]:
     """The queries and the ranking of one search, awaited in one coroutine on the caller's thread
-    (``async_reads``): the legs run side by side, then the context.
-    ``scorer.table`` is the async handle ``MemoryStore.read_latest`` opened."""
+    (``async_reads``): the legs run side by side, then the context, then the final facts' turns.
+    ``scorer.table`` is the async handle ``MemoryStore.read_latest`` opened.
+
+    ``turns``: the table holds transcript rows (the recall tier). ``split``: facts and turns are
+    both searched, so each leg of the claims (every row but the turns) has a turn leg beside it
+    (``Ranking.turn_*_depth``): 300k turns never crowd 100k facts out of a leg, and a turn that
+    matches is a candidate whatever the facts. The date-window legs read both. Among the
+    candidates a fact and its turn are one (``turns.merge``)."""
     table, ranking, where, windows = scorer.table, scorer.ranking, scorer.where, scorer.windows
     columns = [*(LEGACY_COLUMNS if scorer.legacy else COLUMNS), "vector"]
     text_depth = ranking.text_depth(limit)
@@ -310,13 +350,19 @@ async def _search(scorer: Scorer, query: str, *, ann: bool, limit: int, context:
     # words.
     use_text = scorer.fts  # a full-text index and words to search for
     window_where = and_clauses(where, _window_clause(windows)) if windows and not scorer.legacy else None
+    claims = and_clauses(where, CLAIM_ROWS) if split else where
+    turn_where = and_clauses(where, TURN_ROWS) if split else None
     legs: list[Awaitable[pa.Table]] = []
     if use_text:
-        legs.append(text_rows(where, text_depth))
+        legs.append(text_rows(claims, text_depth))
+        if turn_where:
+            legs.append(text_rows(turn_where, ranking.turn_text_depth(limit)))
         if window_where:
             legs.append(text_rows(window_where, ranking.window_depth(limit)))
     if scorer.query is not None:
-        legs.append(vector_rows(where, ranking.vector_depth(limit)))
+        legs.append(vector_rows(claims, ranking.vector_depth(limit)))
+        if turn_where:
+            legs.append(vector_rows(turn_where, ranking.turn_vector_depth(limit)))
         if window_where:
             legs.append(vector_rows(window_where, ranking.window_depth(limit)))
     results = await asyncio.gather(*legs)
@@ -324,6 +370,8 @@ async def _search(scorer: Scorer, query: str, *, ann: bool, limit: int, context:
     for data in results:
         _collect(data, found, scorer)
     scored = sorted(scorer.scored(found.values()), key=sort_key)
+    if turns:
+        scored = merge(scored)
     if ranking.hop:
         scored = second_hop(scored, query, ranking, limit)
     kept = collapse(scored, scorer.vectors, limit)
@@ -331,6 +379,16 @@ async def _search(scorer: Scorer, query: str, *, ann: bool, limit: int, context:
         kept, contexts = await with_neighbours(kept, scorer, columns, context, limit)
     else:
         contexts = {}
+    said_of = said_clause(s for s, _ in kept) if turns else None
+    if said_of:
+        data = (
+            await scorer.table.query()
+            .where(and_clauses(said_where, said_of))
+            .select(SAID_COLUMNS)
+            .limit(SAID_LIMIT)
+            .to_arrow()
+        )
+        attach_said([s for s, _ in kept], data)
     hits = []
     for s, duplicates in kept:
         hit = s.hit()

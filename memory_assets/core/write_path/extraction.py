@@ -20,6 +20,10 @@ class Turn:
     assistant: str = ""
     chat_id: str = "default"
     at: datetime | None = None  # when it happened (UTC); None = now. Decides the day's log.
+    # Kept verbatim in transcripts/captured/ before it is acknowledged (the recall tier). False
+    # for a turn read from a transcript (it is kept there already) and for a memory added directly
+    # (``remember``: a fact, not something said).
+    keep: bool = True
 
 
 def turn_time(value: datetime) -> datetime:

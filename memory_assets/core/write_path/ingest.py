@@ -312,11 +312,14 @@ def _ingest_turn(
 ) -> TurnResult:
     """One turn: plan, record the bytes about to be written, write them, move the offset."""
     state_path = settings.write_path_state_path
+    # The turn is kept already, in the transcript it was read from: the recall tier indexes that
+    # file, reindexed with the turn's day (nothing is written to a transcript here).
     plan = plan_turn(
-        Turn(turn.user, turn.assistant, turn.session, turn.at),
+        Turn(turn.user, turn.assistant, turn.session, turn.at, keep=False),
         settings,
         extractor,
         store=store,
+        transcript=f"{turn.session}.jsonl",
     )
     log = settings.archive_dir / plan.block.filename if plan.block else None
     confirmations = settings.confirmations_path

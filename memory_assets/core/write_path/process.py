@@ -1,5 +1,8 @@
 """``process_turn``: the write path the assistant calls after each reply (design §5.6).
 
+(0) keep the turn, verbatim, in its chat's transcript (``transcripts/captured/<chat>.jsonl``),
+    durably, before anything else: what was said stays findable (the recall tier) whether or not
+    a fact comes of it. A turn read from a transcript (ingestion) is kept there already;
 (a) recall up to ``known_facts_limit`` known facts near the turn: best effort, under a time limit;
     any failure means extraction runs without them, and the result says so (invariant 5: a
     search outage never blocks a write). Recall is one full-text query (``retrieval.keyword_search``:
@@ -11,12 +14,13 @@
 (c) classify each against the recalled facts: confirmation, revision or new;
 (d) append new facts and revisions to the turn's UTC day's log, one block in the existing format,
     durably; confirmations go to ``.state/confirmations.jsonl`` instead;
-(e) reindex that day through the indexer (a diff: only the new lines are embedded);
+(e) reindex that day and the turn's transcript through the indexer, as one write (a diff: only
+    the new lines and the new turn are embedded, in one model call);
 (f) when a fact is important, refresh MEMORY.md's generated zone with the per-turn MEMORY.md
     writer (``memory_md_refresh.py``), which stands down once the vault has a ``3_Personal/`` page.
 
-``plan_turn`` does (a)-(c) and writes nothing; ``apply_plan`` does (d); ``process_turn`` does
-all of it. The transcript ingestion journals between plan and apply (``ingest.py``) so a crash
+``keep`` does (0); ``plan_turn`` does (a)-(c) and writes nothing; ``apply_plan`` does (d);
+``process_turn`` does all of it. The transcript ingestion journals between plan and apply (``ingest.py``) so a crash
 never writes a turn twice.
 """
 
@@ -25,11 +29,12 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
+from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
@@ -37,6 +42,7 @@ from memory_assets.core.knowledge.folds import ensure_ledger_before_append
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.search.retrieval import keyword_search
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import IndexKey
 from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.classifier import CONFIRMATION, REVISION, Known, classify
 from memory_assets.core.write_path.extraction import Extraction, Extractor, Turn
@@ -83,6 +89,15 @@ class TurnPlan:
     recall: Recall
     extraction: Extraction
     timings: dict[str, float] = field(default_factory=dict)
+    transcript: str | None = None  # the transcript holding the turn (its path under transcripts/)
+
+    def index_keys(self) -> list[str]:
+        """The index keys this turn's write changes: its day's log (when it wrote facts) and its
+        transcript (when it is kept in one)."""
+        out = [str(IndexKey.for_day(self.block.day))] if self.block is not None else []
+        if self.transcript is not None:
+            out.append(str(IndexKey.for_transcript(self.transcript)))
+        return out
 
 
 @dataclass
@@ -90,12 +105,14 @@ class TurnResult:
     facts: list[FactOutcome]
     lines_written: list[str]
     log: str | None  # the log file the block went to
+    transcript: str | None  # the transcript the turn is kept in (its path under transcripts/)
     confirmations: int
-    rows_embedded: int
+    rows_embedded: int  # the day's log rows this write embedded
     recall: Recall
     extractor: str
     fallback: str | None
     reindex_error: str | None = None
+    turn_rows_embedded: int = 0  # the transcript's rows this write embedded (the recall tier)
     memory_md: str | None = None  # what the MEMORY.md refresh did (or why it did not)
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -143,16 +160,42 @@ def recall_known(settings: Settings, store: MemoryStore, text: str) -> tuple[lis
     return known, Recall(True, len(known), time.perf_counter() - start)
 
 
+def prepared(turn: Turn) -> Turn:
+    """The turn as it is written: its texts cleaned (``clean_text``), a chat id, its time in UTC
+    (now when it has none)."""
+    at = (turn.at or datetime.now(UTC)).astimezone(UTC)
+    return Turn(
+        clean_text(turn.user),
+        clean_text(turn.assistant),
+        clean_text(turn.chat_id) or "default",
+        at,
+        keep=turn.keep,
+    )
+
+
+def keep(turn: Turn, settings: Settings) -> str | None:
+    """(0): append a prepared turn to its chat's transcript, durably; returns the transcript's
+    path under ``transcripts/`` (None for a turn that is not kept: ``Turn.keep``)."""
+    if not turn.keep or not turn.user.strip():
+        return None
+    assert turn.at is not None
+    path = keep_turn(settings.transcripts_dir, turn.chat_id, turn.user, turn.assistant, turn.at)
+    return path.relative_to(settings.transcripts_dir).as_posix()
+
+
 def plan_turn(
     turn: Turn,
     settings: Settings,
     extractor: Extractor,
     *,
     store: MemoryStore | None = None,
+    transcript: str | None = None,
 ) -> TurnPlan:
-    """(a)-(c): recall, extract, classify. Writes nothing."""
-    at = (turn.at or datetime.now(UTC)).astimezone(UTC)
-    turn = Turn(clean_text(turn.user), clean_text(turn.assistant), clean_text(turn.chat_id) or "default", at)
+    """(a)-(c): recall, extract, classify. Writes nothing. ``transcript``: where the turn is kept
+    (``keep``'s answer, or the transcript ingestion read it from)."""
+    turn = prepared(turn)
+    at = turn.at
+    assert at is not None
     store = store or MemoryStore.of(settings)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -208,6 +251,7 @@ def plan_turn(
         recall=recall,
         extraction=extraction,
         timings=timings,
+        transcript=transcript,
     )
 
 
@@ -235,6 +279,7 @@ def finish_turn(
         facts=plan.facts,
         lines_written=plan.block.text.strip().splitlines()[2:] if plan.block else [],
         log=str(path) if path else None,
+        transcript=plan.transcript,
         confirmations=len(plan.confirmations),
         rows_embedded=0,
         recall=plan.recall,
@@ -243,19 +288,44 @@ def finish_turn(
         timings=dict(plan.timings),
         warnings=list(plan.extraction.warnings),
     )
-    if reindex and plan.block is not None:
+    if reindex and plan.index_keys():
         t0 = time.perf_counter()
-        try:
-            indexer = Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
-            result.rows_embedded = indexer.reindex_day(plan.block.day).embedded
-        except Exception as exc:  # the log holds the facts; the sensor reindexes the day later
-            result.reindex_error = f"{type(exc).__name__}: {exc}"[:300]
+        embedded, result.reindex_error = reindex_keys(settings, store, embedder, plan.index_keys())
+        _embedded(plan, result, embedded)
         result.timings["reindex"] = time.perf_counter() - t0
     if memory_md and important(plan):
         t0 = time.perf_counter()
         result.memory_md = refresh_memory_md(settings, store)
         result.timings["memory_md"] = time.perf_counter() - t0
     return result
+
+
+def reindex_keys(
+    settings: Settings, store: MemoryStore | None, embedder: TextEmbedder | None, keys: Sequence[str]
+) -> tuple[dict[str, int], str | None]:
+    """(e): reindex ``keys`` as one write, waiting a little for their locks; returns the rows each
+    key embedded, and the error if there was one (the files hold the turn; the sensor reindexes
+    them later)."""
+    try:
+        indexer = Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
+        return {r.key: r.embedded for r in indexer.reindex_keys(keys)}, None
+    except Exception as exc:
+        return {}, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _embedded(plan: TurnPlan, result: TurnResult, embedded: dict[str, int]) -> None:
+    """The rows this turn's day and transcript embedded, each in its own count."""
+    day, transcript = _day_key(plan), _transcript_key(plan)
+    result.rows_embedded = embedded.get(day, 0) if day else 0
+    result.turn_rows_embedded = embedded.get(transcript, 0) if transcript else 0
+
+
+def _day_key(plan: TurnPlan) -> str | None:
+    return str(IndexKey.for_day(plan.block.day)) if plan.block is not None else None
+
+
+def _transcript_key(plan: TurnPlan) -> str | None:
+    return str(IndexKey.for_transcript(plan.transcript)) if plan.transcript is not None else None
 
 
 def important(plan: TurnPlan) -> bool:
@@ -279,7 +349,12 @@ def process_turn(
     if extractor is None:
         extractor = make_extractor(settings)
     store = store or MemoryStore.of(settings)
-    plan = plan_turn(turn, settings, extractor, store=store)
+    turn = prepared(turn)
+    t0 = time.perf_counter()
+    transcript = keep(turn, settings)
+    kept_s = time.perf_counter() - t0
+    plan = plan_turn(turn, settings, extractor, store=store, transcript=transcript)
+    plan.timings["keep"] = kept_s
     t0 = time.perf_counter()
     path = apply_plan(plan, settings)
     plan.timings["write"] = time.perf_counter() - t0
@@ -298,11 +373,11 @@ def process_turns(
     """Several turns of one home as one write, in order: what a server does with the turns that
     arrive for one user while it is writing the previous ones (one group, one reindex).
 
-    Each turn is planned and appended exactly as ``process_turn`` does (a-d), durably, before the
-    next is planned; then every day the turns wrote to is reindexed once (e), and MEMORY.md is
-    refreshed once when any turn wrote an important fact (f). Each turn's result carries its own
-    facts, log and timings, and the reindex of its day (``rows_embedded`` and ``reindex_error``
-    are that day's, shared by the turns that wrote to it). A turn that fails before its append
+    Each turn is kept, planned and appended exactly as ``process_turn`` does (0, a-d), durably,
+    before the next is planned; then every day and transcript the turns wrote to is reindexed, all
+    as one write (e), and MEMORY.md is refreshed once when any turn wrote an important fact (f). Each turn's result carries its own
+    facts, log and timings, and the reindex (``rows_embedded`` and ``reindex_error`` are the
+    group's one write, shared by its turns). A turn that fails before its append
     (its extractor, a full disk) is returned as its exception, in its place, and the other turns
     go on.
 
@@ -315,7 +390,12 @@ def process_turns(
     for turn, extractor in turns:
         start = time.perf_counter()
         try:
-            plan = plan_turn(turn, settings, extractor, store=store)
+            turn = prepared(turn)
+            t0 = time.perf_counter()
+            transcript = keep(turn, settings)
+            kept_s = time.perf_counter() - t0
+            plan = plan_turn(turn, settings, extractor, store=store, transcript=transcript)
+            plan.timings["keep"] = kept_s
             t0 = time.perf_counter()
             path = apply_plan(plan, settings)
             plan.timings["write"] = time.perf_counter() - t0
@@ -324,15 +404,10 @@ def process_turns(
             continue
         written.append((len(out), plan, path, start))
         out.append(None)  # its result, once the days are reindexed
-    days = sorted({plan.block.day for _, plan, _, _ in written if plan.block is not None})
-    reindexed: dict[date, tuple[int, str | None, float]] = {}
-    for day in days:
-        t0 = time.perf_counter()
-        try:
-            indexer = Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
-            reindexed[day] = (indexer.reindex_day(day).embedded, None, time.perf_counter() - t0)
-        except Exception as exc:  # the logs hold the facts; the sensor (or the next write) reindexes
-            reindexed[day] = (0, f"{type(exc).__name__}: {exc}"[:300], time.perf_counter() - t0)
+    keys = list(dict.fromkeys(k for _, plan, _, _ in written for k in plan.index_keys()))
+    t0 = time.perf_counter()
+    embedded, error = reindex_keys(settings, store, embedder, keys) if keys else ({}, None)
+    reindex_s = time.perf_counter() - t0
     refresh: str | None = None
     refresh_s = 0.0
     if any(important(plan) for _, plan, _, _ in written):
@@ -341,8 +416,9 @@ def process_turns(
         refresh_s = time.perf_counter() - t0
     for position, plan, path, start in written:
         result = finish_turn(plan, settings, path, store=store, reindex=False, memory_md=False)
-        if plan.block is not None:
-            result.rows_embedded, result.reindex_error, result.timings["reindex"] = reindexed[plan.block.day]
+        if plan.index_keys():
+            _embedded(plan, result, embedded)
+            result.reindex_error, result.timings["reindex"] = error, reindex_s
         if important(plan):
             result.memory_md, result.timings["memory_md"] = refresh, refresh_s
         result.timings["total"] = time.perf_counter() - start

@@ -39,7 +39,7 @@ def memory_turn(
     if not (isinstance(importance, int | float) and math.isfinite(importance) and 0 <= importance <= 1):
         raise ValueError(f"importance {importance!r} is not a number from 0 to 1; give one (default 0.5)")
     given = ExtractedFact(fact, category or DEFAULT_CATEGORY, importance=float(importance))
-    return Turn(text, chat_id=chat_id, at=at), GivenFacts([given])
+    return Turn(text, chat_id=chat_id, at=at, keep=False), GivenFacts([given])
 
 
 def remember(

@@ -211,7 +211,11 @@ def test_bad_turns_never_crash_and_lose_nothing(settings: Settings, embedder: Em
     assert lines[-1] == "Has a cat called Mi lo? who is three"  # one clean line; nothing dropped
     assert all("\x00" not in line and "\ud800" not in line for line in lines)
     json.dumps(lines)
-    assert MemoryStore(settings.index_uri).count() == len(lines)
+    store = MemoryStore(settings.index_uri)
+    assert store.count("source_type = 'archive_log'") == len(lines)
+    # Every turn with words is kept and indexed whole (the huge one in pieces); the blank ones are not.
+    turns = store.scan(["metadata"], where="source_type = 'transcript'").column("metadata").to_pylist()
+    assert len({json.loads(m)["line"] for m in turns}) == 3
 
 
 class Exploding:
@@ -255,7 +259,10 @@ def test_process_turns_writes_every_turn_in_order_and_reindexes_each_day_once(
     assert first.rows_embedded == cello_again.rows_embedded == 2 and canoe.rows_embedded == 1
     assert first.reindex_error is None and canoe.log and canoe.log.endswith(f"{other_day.date()}.md")
     store = MemoryStore.of(settings)
-    assert store.count() == 4  # the first turn's row, two cello rows and the canoe
+    assert store.count("source_type = 'archive_log'") == 4  # the first turn's row, two cello rows, the canoe
+    # Every turn is kept as said, the one whose extractor broke too (it was kept before its plan).
+    assert store.count("source_type = 'transcript'") == 6
+    assert first.transcript == "captured/batch000.jsonl" and first.turn_rows_embedded == 5
     # Only the turn with an important new fact reports the (single) MEMORY.md refresh.
     assert canoe.memory_md is not None and "memory_md" in canoe.timings
     assert repeat.memory_md is None and first.memory_md is None
