@@ -372,17 +372,20 @@ def cmd_restore_stranded(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.reconcile import forget
 
-    if not args.text and not args.id:
-        raise SettingsError("forget needs a TEXT or --id ROW_ID")
+    given = [n for n in ("text", "id", "chat", "day") if getattr(args, n)]
+    if len(given) != 1:
+        raise SettingsError("forget needs exactly one of TEXT, --id ROW_ID, --chat ID and --day YYYY-MM-DD")
     home = _home(args)
-    return forget(home.settings, home.indexer, text=args.text, row_id=args.id)
+    return forget(home.settings, home.indexer, text=args.text, row_id=args.id, chat=args.chat, day=args.day)
 
 
 def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
     from memory_assets.core.reconcile import unforget
 
+    if sum(bool(getattr(args, n)) for n in ("text", "chat", "day")) != 1:
+        raise SettingsError("unforget needs exactly one of TEXT, --chat ID and --day YYYY-MM-DD")
     home = _home(args)
-    return unforget(home.settings, home.indexer, args.text)
+    return unforget(home.settings, home.indexer, args.text, chat=args.chat, day=args.day)
 
 
 def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
@@ -649,9 +652,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("forget", "a tombstone plus a reindex of every file that holds the text")
     p.add_argument("text", nargs="?", help="the text to forget (matched whole, case and spacing aside)")
     p.add_argument("--id", help="forget the content of this row (ids are in `search --json`)")
+    p.add_argument("--chat", help="forget a whole chat: its turns and the facts written from them")
+    p.add_argument(
+        "--day", type=date.fromisoformat, help="forget every turn said this day (UTC), and its facts"
+    )
     p.set_defaults(func=cmd_forget)
     p = command("unforget", "remove a text's tombstone and reindex, so its rows come back")
-    p.add_argument("text")
+    p.add_argument("text", nargs="?")
+    p.add_argument("--chat", help="bring back a chat forgotten with forget --chat")
+    p.add_argument("--day", type=date.fromisoformat, help="bring back a day forgotten with forget --day")
     p.set_defaults(func=cmd_unforget)
     p = command("legacy", "legacy rows (no source file): check, export, then apply; restore a backup")
     actions = p.add_subparsers(dest="legacy_action", required=True, metavar="ACTION")

@@ -17,23 +17,32 @@ A crash at any point replays rather than loses: the hand-off is truncated last, 
 idempotent, reindexing is a diff. ``forget`` and ``unforget`` are the same mechanism for a person.
 """
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from typing import Any
 
 from memory_assets.core.durable import file_lock, named_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
+from memory_assets.core.index.forgotten_turns import (
+    facts_of_turns,
+    log_facts,
+    said_turns,
+    turns_of_chat,
+    turns_of_day,
+    turns_of_facts,
+)
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.retire import (
     MIN_RETIRE_CHARS,
     affected_keys,
     clean_handoff_line,
+    forget_said,
     remove_first_lines,
     retire_texts,
 )
 from memory_assets.core.knowledge.page_index import held_texts
-from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.knowledge.tombstones import forgotten_with, read_tombstones
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.text import normalise
@@ -153,11 +162,21 @@ def reconcile(settings: Settings, indexer: Indexer, *, optimize: bool = True) ->
 
 
 def forget(
-    settings: Settings, indexer: Indexer, text: str | None = None, row_id: str | None = None
+    settings: Settings,
+    indexer: Indexer,
+    text: str | None = None,
+    row_id: str | None = None,
+    *,
+    chat: str | None = None,
+    day: date | None = None,
 ) -> dict[str, Any]:
     """Remove a text from retrieval: a tombstone plus an explicit reindex of every file that holds
-    it (logs, vault pages, core files), never a direct delete from the table. ``row_id`` forgets
-    the content of that row."""
+    it (logs, vault pages, core files, transcripts), never a direct delete from the table.
+    ``row_id`` forgets the content of that row. The turns a fact was written from are hidden too,
+    and every turn that holds the text (``index/forgotten_turns.py``). ``chat`` / ``day`` forget a
+    whole chat, or every turn said that day (UTC), with the facts written from them."""
+    if chat is not None or day is not None:
+        return _forget_talk(settings, indexer, chat=chat, day=day)
     if row_id is not None:
         rows = indexer.store.scan(
             ["id", "content"], where=f"id = '{row_id.replace(chr(39), chr(39) * 2)}'"
@@ -168,7 +187,7 @@ def forget(
             )
         text = rows[0]["content"]
     if not text or not normalise(text):
-        raise ReconcileError("forget needs a text or --id")
+        raise ReconcileError("forget needs a text, --id ROW, --chat ID or --day YYYY-MM-DD")
     retired = retire_texts(settings, indexer, [text], pages=True)
     if retired.partial:
         where = ", ".join(_home_path(k) for k in retired.where.get(text, []))
@@ -177,55 +196,115 @@ def forget(
             "and a tombstone hides whole texts (case and spacing aside), so none was written. Forget "
             "the fact's full text (`memory-assets search` shows it), or its row with `forget --id ROW`"
         )
+    facts = log_facts(settings.archive_dir)
+    said = forget_said(
+        settings,
+        indexer,
+        turns_of_facts(facts, said_turns(settings.transcripts_dir), text),
+        [],
+        normalise(text),
+    )
+    norm = normalise(text)
     return {
         "text": text,
         "tombstoned": bool(retired.tombstoned),
         "already_forgotten": bool(retired.already),
-        "files": retired.files,
-        "rows_deleted": retired.deleted,
+        "files": sorted(set(retired.files) | set(said.files)),
+        "rows_deleted": retired.deleted + said.deleted,
         "held_by_no_file": bool(retired.unmatched),
+        "turns_hidden": len(said.tombstoned),
+        # Facts that hold the text inside a longer one stay (a tombstone hides whole facts): each
+        # is named, to forget by its own full text.
+        "still_in_facts": sorted(
+            {
+                f.fact.content
+                for f in facts
+                if norm in normalise(f.fact.content) and normalise(f.fact.content) != norm
+            }
+        )[:20],
+    }
+
+
+def _forget_talk(
+    settings: Settings, indexer: Indexer, *, chat: str | None, day: date | None
+) -> dict[str, Any]:
+    """``forget --chat`` / ``--day``: every turn of the chat (or said that day) and the facts
+    written from them, tagged ``chat:ID`` / ``day:D`` for ``unforget``."""
+    if (chat is None) == (day is None):
+        raise ReconcileError("forget takes one of --chat ID and --day YYYY-MM-DD")
+    turns = said_turns(settings.transcripts_dir)
+    if chat is not None:
+        chat = chat.strip()
+        if not chat:
+            raise ReconcileError("forget --chat needs a chat id (search hits carry it as `chat`)")
+        reached, tag = turns_of_chat(turns, chat), f"chat:{chat}"
+    else:
+        assert day is not None
+        reached, tag = turns_of_day(turns, day), f"day:{day.isoformat()}"
+    facts = [f.fact.content for f in facts_of_turns(log_facts(settings.archive_dir), reached)]
+    said = forget_said(settings, indexer, reached, facts, tag)
+    return {
+        "forgot": tag,
+        "turns": len(reached),
+        "facts": len(set(facts)),
+        "tombstoned": len(said.tombstoned),
+        "already_forgotten": len(said.already),
+        "files": said.files,
+        "rows_deleted": said.deleted,
     }
 
 
 def _home_path(key: str) -> str:
     """A ``label:filename`` key as the file's path in the home (archive/..., notebook/..., memory/...)."""
     parsed = IndexKey.parse(key)
-    folder = {"archive": "archive", "notebook": "notebook"}.get(parsed.label, "memory")
+    folder = {"archive": "archive", "notebook": "notebook", "transcript": "transcripts"}.get(
+        parsed.label, "memory"
+    )
     return f"{folder}/{parsed.filename}"
 
 
-def unforget(settings: Settings, indexer: Indexer, text: str) -> dict[str, Any]:
-    """Remove a text's tombstone (an atomic rewrite under the tombstones' lock) and reindex every
-    file that holds it, so its rows come back."""
-    norm = normalise(text)
+def unforget(
+    settings: Settings,
+    indexer: Indexer,
+    text: str | None = None,
+    *,
+    chat: str | None = None,
+    day: date | None = None,
+) -> dict[str, Any]:
+    """Remove a text's tombstone, and every tombstone written with it (its turns: ``forget``), by
+    an atomic rewrite under the tombstones' lock; then reindex every file that holds one, so its
+    rows come back. ``chat`` / ``day`` take back a ``forget --chat`` / ``--day``."""
+    if chat is not None:
+        norm, tag = None, f"chat:{chat.strip()}"
+    elif day is not None:
+        norm, tag = None, f"day:{day.isoformat()}"
+    elif text and normalise(text):
+        norm = normalise(text)
+        tag = norm
+    else:
+        raise ReconcileError("unforget needs a text, --chat ID or --day YYYY-MM-DD")
     path = settings.tombstones_path
-    removed = 0
+    removed: list[str] = []
     with file_lock(path):
         if path.exists():
             kept = []
             for line in read_text(path).text.splitlines():
-                try:
-                    value = json.loads(line)
-                except ValueError:
-                    kept.append(line)  # a corrupt line is kept as it is (and still reported)
+                content, with_ = forgotten_with(line)
+                if content is not None and ((norm is not None and content == norm) or with_ == tag):
+                    removed.append(content)
                     continue
-                if (
-                    isinstance(value, dict)
-                    and isinstance(value.get("content"), str)
-                    and normalise(value["content"]) == norm
-                ):
-                    removed += 1
-                    continue
-                kept.append(line)
+                kept.append(line)  # a corrupt line is kept as it is (and still reported)
             if removed:
                 write_atomic(path, "".join(f"{k}\n" for k in kept))
-    keys = affected_keys(settings, [text], pages=True)[text]
+    texts = list(dict.fromkeys([*([text] if text else []), *removed]))
+    keys = sorted({k for found in affected_keys(settings, texts, pages=True).values() for k in found})
     embedded = sum(indexer.reindex_key(k).embedded for k in keys)
-    still = norm in read_tombstones(path).contents
-    return {
-        "text": text,
-        "tombstones_removed": removed,
+    still = norm is not None and norm in read_tombstones(path).contents
+    out: dict[str, Any] = {
+        "text": text if text else tag,
+        "tombstones_removed": len(removed),
         "files": keys,
         "rows_embedded": embedded,
         "still_forgotten": still,
     }
+    return out

@@ -162,29 +162,39 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
     @mcp.tool(
         name="forget_memory",
         description=(
-            "Forget a fact the user asked you to forget: give its full text as search_memory or "
-            "list_memories showed it, or the id of its result. It stops being recalled at once; "
-            "the history is kept, and unforget_memory brings it back."
+            "Forget what the user asked you to forget: give a fact's full text as search_memory or "
+            "list_memories showed it (every turn that holds it goes too), or the id of its result, "
+            "or a whole chat (chat_id), or a day of talk (day, UTC). It stops being recalled at "
+            "once; the history is kept, and unforget_memory brings it back."
         ),
     )
     async def forget_memory(
         ctx: Context,
         text: Annotated[f.text | None, Field(description="the fact's full text")] = None,  # type: ignore[valid-type]
         id: Annotated[RowId | None, Field(description="a result's id")] = None,
+        chat_id: Annotated[ChatId | None, Field(description="forget this whole chat")] = None,
+        day: Annotated[IsoDate | None, Field(description="forget every turn of this day (UTC)")] = None,
     ) -> dict[str, Any]:
-        if (text is None) == (id is None):
-            raise ToolError("invalid_arguments: give either text or id, not both or neither")
-        return await _call(service.forget(user_of(ctx), text=text, row_id=id))
+        if sum(v is not None for v in (text, id, chat_id, day)) != 1:
+            raise ToolError("invalid_arguments: give exactly one of text, id, chat_id and day")
+        return await _call(service.forget(user_of(ctx), text=text, row_id=id, chat=chat_id, day=_day(day)))
 
     @mcp.tool(
         name="unforget_memory",
-        description="Bring back a fact forgotten earlier: give the text exactly as it was forgotten.",
+        description=(
+            "Bring back what was forgotten earlier: the text exactly as it was forgotten, or the "
+            "chat_id or day a chat or a day of talk was forgotten by."
+        ),
     )
     async def unforget_memory(
-        text: Annotated[f.text, Field(description="the forgotten fact's text")],  # type: ignore[valid-type]
         ctx: Context,
+        text: Annotated[f.text | None, Field(description="the forgotten fact's text")] = None,  # type: ignore[valid-type]
+        chat_id: Annotated[ChatId | None, Field(description="a chat forgotten whole")] = None,
+        day: Annotated[IsoDate | None, Field(description="a day of talk forgotten")] = None,
     ) -> dict[str, Any]:
-        return await _call(service.unforget(user_of(ctx), text))
+        if sum(v is not None for v in (text, chat_id, day)) != 1:
+            raise ToolError("invalid_arguments: give exactly one of text, chat_id and day")
+        return await _call(service.unforget(user_of(ctx), text, chat=chat_id, day=_day(day)))
 
     @mcp.tool(
         name="memory_status",

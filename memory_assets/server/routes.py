@@ -147,13 +147,27 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
     async def delete_memory(user_id: User, memory_id: RowId) -> dict[str, Any]:
         return await service.forget(user_id, row_id=memory_id)
 
-    @router.post("/v1/users/{user_id}/forget", tags=["write"], summary="Forget a fact by its text")
+    @router.post(
+        "/v1/users/{user_id}/forget",
+        tags=["write"],
+        summary="Forget a fact by its text, a chat, or a day of talk",
+    )
     async def forget(user_id: User, body: b.text) -> dict[str, Any]:  # type: ignore[valid-type]
-        return await service.forget(user_id, text=body.text)  # type: ignore[attr-defined]
+        return await service.forget(
+            user_id,
+            text=body.text,  # type: ignore[attr-defined]
+            chat=body.chat_id,  # type: ignore[attr-defined]
+            day=body.day,  # type: ignore[attr-defined]
+        )
 
     @router.post("/v1/users/{user_id}/unforget", tags=["write"], summary="Bring a forgotten fact back")
     async def unforget(user_id: User, body: b.text) -> dict[str, Any]:  # type: ignore[valid-type]
-        return await service.unforget(user_id, body.text)  # type: ignore[attr-defined]
+        return await service.unforget(
+            user_id,
+            body.text,  # type: ignore[attr-defined]
+            chat=body.chat_id,  # type: ignore[attr-defined]
+            day=body.day,  # type: ignore[attr-defined]
+        )
 
     @router.get("/v1/users/{user_id}/status", tags=["read"], summary="What the user's home holds")
     async def status(user_id: User) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from memory_assets.core.write_path.extraction import turn_time
 from memory_assets.server.config import ServerConfig
@@ -139,8 +139,21 @@ def bodies(config: ServerConfig) -> Bodies:
         today: IsoDate | None = None
 
     class TextIn(Strict):
-        """A fact's text (forget and unforget match it whole, case and spacing aside)."""
+        """What to forget (or bring back): a fact's text (matched whole, case and spacing aside;
+        every turn holding it goes too), or a whole chat (``chat_id``), or a day of talk (``day``,
+        UTC) with the facts written from it. Exactly one."""
 
-        text: f.text  # type: ignore[valid-type]
+        text: f.text | None = None  # type: ignore[valid-type]
+        chat_id: ChatId | None = None
+        day: IsoDate | None = None
+
+        @model_validator(mode="after")
+        def one_of(self) -> "TextIn":
+            given = [n for n in ("text", "chat_id", "day") if getattr(self, n) is not None]
+            if len(given) != 1:
+                raise ValueError(
+                    f"give exactly one of text, chat_id and day (got {', '.join(given) or 'none'})"
+                )
+            return self
 
     return Bodies(TurnIn, MemoryIn, SearchIn, TextIn)

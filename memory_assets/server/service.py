@@ -166,24 +166,33 @@ class MemoryService:
         return _in_home(result.summary(), home)
 
     async def forget(
-        self, user_id: str, text: str | None = None, row_id: str | None = None
+        self,
+        user_id: str,
+        text: str | None = None,
+        row_id: str | None = None,
+        *,
+        chat: str | None = None,
+        day: date | None = None,
     ) -> dict[str, Any]:
         with _errors(user_id):
             async with self.homes.use(user_id, create=False) as home:
-                return await home.lane.job(lambda: _forget(home, text, row_id))
+                return await home.lane.job(lambda: _forget(home, text, row_id, chat, day))
 
-    async def unforget(self, user_id: str, text: str) -> dict[str, Any]:
+    async def unforget(
+        self, user_id: str, text: str | None, *, chat: str | None = None, day: date | None = None
+    ) -> dict[str, Any]:
         with _errors(user_id):
             async with self.homes.use(user_id, create=False) as home:
                 result: dict[str, Any] = await home.lane.job(
-                    lambda: unforget(home.writer.settings, home.writer.indexer, text)
+                    lambda: unforget(home.writer.settings, home.writer.indexer, text, chat=chat, day=day)
                 )
         if result["tombstones_removed"] == 0:
+            what = _shown(text) if text else f"chat {chat!r}" if chat is not None else f"the day {day}"
             raise ApiError(
                 404,
                 "not_forgotten",
-                f"no tombstone of user {user_id!r} holds {_shown(text)}",
-                "unforget the text exactly as it was forgotten (case and spacing aside)",
+                f"no tombstone of user {user_id!r} holds {what}",
+                "unforget the text, chat or day exactly as it was forgotten (case and spacing aside)",
             )
         return result
 
@@ -267,11 +276,23 @@ class MemoryService:
         return await self.run(lambda: list_users(self.root))
 
 
-def _forget(home: UserHome, text: str | None, row_id: str | None) -> dict[str, Any]:
+def _forget(
+    home: UserHome, text: str | None, row_id: str | None, chat: str | None, day: date | None
+) -> dict[str, Any]:
     settings, indexer = home.writer.settings, home.writer.indexer
     if row_id is not None and get_memory(home.writer.store, settings, row_id) is None:
         raise _unknown_memory(home.user_id, row_id)
-    result = forget(settings, indexer, text=text, row_id=row_id)
+    result = forget(settings, indexer, text=text, row_id=row_id, chat=chat, day=day)
+    if chat is not None or day is not None:
+        if result["turns"] == 0:
+            what = f"chat {chat!r}" if chat is not None else f"the day {day}"
+            raise ApiError(
+                404,
+                "not_found",
+                f"no turn of user {home.user_id!r} was said in {what}",
+                "give a chat id as search hits carry it (`chat`), or a day (YYYY-MM-DD, UTC) with talk",
+            )
+        return result
     if result["held_by_no_file"]:
         raise ApiError(
             404,

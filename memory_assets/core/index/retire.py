@@ -14,9 +14,12 @@ the gap meanwhile. A text already tombstoned is not tombstoned again, so a repla
 text exactly once.
 
 ``forget`` tombstones a text only when the tombstone would hide something: a fact line of a daily
-log that holds it, or a row one of its pages or core files plans. A text that is only part of a
-fact (a prefix, a few words) is reported in ``partial`` and tombstoned nowhere, since a tombstone
-matches whole texts and would hide nothing, while keeping that exact text out of every later write.
+log that holds it, a row one of its pages or core files plans, or a turn that holds it (a
+person's tombstone hides every turn holding its text: ``Tombstones.hides_turn``). A text that is
+only part of a fact (a prefix, a few words) and in no turn is reported in ``partial`` and
+tombstoned nowhere, since a tombstone matches whole facts and would hide nothing, while keeping
+that exact text out of every later write. ``forget_said`` hides turns (and facts) by where they
+were said (``forgotten_turns.py``): each by its whole text, tagged with what was forgotten.
 """
 
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from pathlib import Path
 from memory_assets.core.capture.daily_log import list_logs, read_daily_log
 from memory_assets.core.durable import append_durable, file_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
+from memory_assets.core.index.forgotten_turns import SaidTurn, said_turns
 from memory_assets.core.index.indexer import FileResult, Indexer
 from memory_assets.core.knowledge.tombstones import (
     RECONCILE,
@@ -68,6 +72,11 @@ def affected_keys(settings: Settings, texts: list[str], *, pages: bool = False) 
             for rel in list_pages(settings.notebook_dir)
         ]
         files += [(str(IndexKey.for_core_file(name)), settings.core_file_path(name)) for name in CORE_FILES]
+        for said in said_turns(settings.transcripts_dir):  # the recall tier: a turn that holds it
+            body = normalise(said.turn.user)
+            for text, norm in wanted.items():
+                if norm and norm in body and said.key not in found[text]:
+                    found[text].append(said.key)
     for key, path in files:
         if not path.is_file():
             continue
@@ -141,9 +150,51 @@ def _hides_something(settings: Settings, indexer: Indexer, text: str, keys: list
                 return True
             continue
         plan = indexer.plan_key(key, fresh=True)
-        if plan is not None and (plan.unreadable or any(probe.hides(r.content) for r in plan.rows)):
+        if plan is None:
+            continue
+        hides = probe.hides_turn if parsed.label == "transcript" else probe.hides
+        if plan.unreadable or any(hides(r.content) for r in plan.rows):
             return True
     return False
+
+
+def forget_said(
+    settings: Settings, indexer: Indexer, turns: list[SaidTurn], facts: list[str], with_: str
+) -> RetireResult:
+    """A person's forgetting by where things were said: a tombstone of each turn's whole text
+    (``"turn": true``) and of each fact (a ``claims`` tombstone), all tagged ``with_`` (what was
+    forgotten: the text, ``chat:ID``, ``day:YYYY-MM-DD``) and appended once, fsync'd; then every
+    transcript, log, page and core file holding one is reindexed. What is hidden already is not
+    tombstoned again (a replay writes nothing)."""
+    result = RetireResult()
+    tombs = read_tombstones(settings.tombstones_path)
+    result.warnings += tombs.warnings
+    lines: list[str] = []
+    reindex: set[str] = set()
+    for said in turns:
+        reindex.add(said.key)
+        if tombs.hides_turn(said.turn.user):
+            result.already.append(said.turn.user)
+            continue
+        lines.append(tombstone_line(said.turn.user, turn=True, with_=with_))
+        result.tombstoned.append(said.turn.user)
+    wanted = list(dict.fromkeys(facts))
+    for text, keys in affected_keys(settings, wanted, pages=True).items():
+        reindex.update(keys)
+        if claim_core(text) in tombs.claims:
+            result.already.append(text)
+            continue
+        lines.append(tombstone_line(text, claims=True, with_=with_))
+        result.tombstoned.append(text)
+    if lines:
+        append_durable(settings.tombstones_path, "".join(dict.fromkeys(lines)))
+    failpoint("retire.tombstoned")
+    for key in sorted(reindex):
+        outcome = indexer.reindex_key(key)
+        result.files.append(key)
+        result.deleted += outcome.deleted
+        result.embedded += outcome.embedded
+    return result
 
 
 def clean_handoff_line(line: str) -> str:

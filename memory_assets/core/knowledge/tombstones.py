@@ -13,6 +13,14 @@ tombstones nothing else), while any other tombstone is a person's (``forget``, o
 delete route), which ``facts_accounted_for`` accepts as the reason a fact left. History is never rewritten: a tombstone hides the
 derived row, and every tombstone write must be paired with an explicit reindex of the days and
 files that hold the text (appending here changes no log's mtime or content).
+
+The recall tier (a chat's turns, ``transcripts/``): a person's tombstone also hides every turn
+that holds its text (``hides_turn``). A person's forgetting that reaches turns by where they were
+said (a fact's own turn, a whole chat, a day of talk: ``index/forgotten_turns.py``) writes each
+turn's whole text as ``{"content": ..., "turn": true, "with": "<what was forgotten>"}``: it hides
+that turn (and a fact of exactly that text), never every turn that happens to hold it, and
+``unforget`` takes back the tombstones written ``with`` the text it is given. Readers that know
+neither key see a plain tombstone of a text no log holds.
 """
 
 import json
@@ -46,6 +54,8 @@ class Tombstones:
     warnings: list[str] = field(default_factory=list)
     # Contents tombstoned only by the reconcile (a page holds them); every other content is a person's.
     retired: frozenset[str] = frozenset()
+    # Turns a person's forgetting reached by where they were said ("turn": true): whole texts only.
+    turns: frozenset[str] = frozenset()
 
     def by_person(self, text: str) -> bool:
         """Whether a person's tombstone (not only the reconcile's) hides this text."""
@@ -77,7 +87,9 @@ class Tombstones:
     def _held(self) -> "re.Pattern[str] | None":
         """One pattern for every person's forgotten text a turn may hold."""
         texts = sorted(
-            (c for c in self.contents - self.retired if len(c) >= MIN_HELD_CHARS), key=len, reverse=True
+            (c for c in self.contents - self.retired - self.turns if len(c) >= MIN_HELD_CHARS),
+            key=len,
+            reverse=True,
         )
         if not texts:
             return None
@@ -92,11 +104,13 @@ def read_tombstones(path: Path) -> Tombstones:
     found: set[str] = set()
     claims: set[str] = set()
     person: set[str] = set()
+    turns: set[str] = set()
+    texts: set[str] = set()  # a person's tombstones that are no whole turn's text
     warnings = list(ft.warnings)
     for number, line in enumerate(ft.text.splitlines(), start=1):
         if not line.strip():
             continue
-        content, claim, problem, by = _parse(line)
+        content, claim, problem, by, turn = _parse(line)
         if content is None:
             warnings.append(
                 f"{path} line {number}: not a tombstone ({problem}); expected a JSON object like "
@@ -106,34 +120,51 @@ def read_tombstones(path: Path) -> Tombstones:
         found.add(normalise(content))
         if by != RECONCILE:
             person.add(normalise(content))
+        (turns if turn else texts).add(normalise(content))
         if claim:
             claims.add(claim_core(content))
-    return Tombstones(frozenset(found), frozenset(claims), warnings, frozenset(found - person))
+    return Tombstones(
+        frozenset(found), frozenset(claims), warnings, frozenset(found - person), frozenset(turns - texts)
+    )
 
 
 _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
-def _parse(line: str) -> tuple[str | None, bool, str, str | None]:
-    """A tombstone line's content, ``claims`` flag and ``by``, or None and what is wrong, in plain words."""
+def _parse(line: str) -> tuple[str | None, bool, str, str | None, bool]:
+    """A tombstone line's content, ``claims`` flag, ``by`` and ``turn`` flag, or None and what is
+    wrong, in plain words."""
     try:
         value = json.loads(line)
     except ValueError:
-        return None, False, "not valid JSON", None
+        return None, False, "not valid JSON", None, False
     if not isinstance(value, dict):
-        return None, False, f"{_JSON_KINDS.get(type(value), 'null')}, not an object", None
+        return None, False, f"{_JSON_KINDS.get(type(value), 'null')}, not an object", None, False
     if not isinstance(value.get("content"), str):
-        return None, False, 'no "content" string', None
+        return None, False, 'no "content" string', None, False
     by = value.get("by") if isinstance(value.get("by"), str) else None
-    return value["content"], value.get("claims") is True, "", by
+    return value["content"], value.get("claims") is True, "", by, value.get("turn") is True
+
+
+def forgotten_with(line: str) -> tuple[str | None, str | None]:
+    """A tombstone line's normalised content and its ``with`` (what a person forgot that wrote it;
+    None when it has none), or (None, None) for a line that is no tombstone."""
+    content, _, _, _, _ = _parse(line)
+    if content is None:
+        return None, None
+    value = json.loads(line).get("with")
+    return normalise(content), value if isinstance(value, str) else None
 
 
 RECONCILE = "reconcile"
 
 
-def tombstone_line(content: str, claims: bool = False, by: str | None = None) -> str:
+def tombstone_line(
+    content: str, claims: bool = False, by: str | None = None, *, turn: bool = False, with_: str | None = None
+) -> str:
     """One tombstone line for ``content`` (normalised); ``claims``: a forgotten fact; ``by``: the
-    reconcile's retirement of a folded line (see above)."""
+    reconcile's retirement of a folded line; ``turn``: a turn's whole text, hidden for where it was
+    said; ``with_``: what the person forgot that wrote it (see above)."""
     value = normalise(content)
     if not value:
         raise ValueError("cannot tombstone empty content")
@@ -142,6 +173,10 @@ def tombstone_line(content: str, claims: bool = False, by: str | None = None) ->
         entry["claims"] = True
     if by:
         entry["by"] = by
+    if turn:
+        entry["turn"] = True
+    if with_:
+        entry["with"] = with_
     return json.dumps(entry, ensure_ascii=False) + "\n"
 
 

@@ -267,3 +267,27 @@ def test_process_turns_writes_every_turn_in_order_and_reindexes_each_day_once(
     assert canoe.memory_md is not None and "memory_md" in canoe.timings
     assert repeat.memory_md is None and first.memory_md is None
     assert "total" in first.timings and "reindex" in first.timings
+
+
+def test_a_match_found_only_in_a_transcript_never_turns_a_write_into_a_confirmation(
+    settings: Settings, embedder: Embedder
+) -> None:
+    """The seeds' guard: what was said is no claim. A turn whose words are exactly a later fact's
+    (kept as a transcript row, no fact extracted from it) must not make that fact a confirmation."""
+    from memory_assets.core.search.retrieval import keyword_search
+
+    first = process_turn(
+        Turn("Loves Thai green curry with extra basil", chat_id="curry000", at=AT),
+        settings,
+        extractor=GivenFacts([]),
+        embedder=embedder,
+    )
+    assert first.facts == [] and first.turn_rows_embedded == 1
+    store = MemoryStore.of(settings)
+    assert store.count("source_type = 'transcript'") == 1
+    assert keyword_search(store, "Loves Thai green curry with extra basil", settings=settings) == []
+    second = say(settings, embedder, "Loves Thai green curry with extra basil", at=AT.replace(hour=11))
+    assert [f.outcome for f in second.facts] == ["new"] and second.lines_written
+    # ... and once the fact is a claim, restating it is a confirmation, as ever.
+    third = say(settings, embedder, "Loves Thai green curry with extra basil", at=AT.replace(hour=12))
+    assert [f.outcome for f in third.facts] == ["confirmation"]
