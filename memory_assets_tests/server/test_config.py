@@ -7,7 +7,7 @@ import pytest
 
 from memory_assets.core.knowledge.categories import CATEGORIES
 from memory_assets.core.settings import SettingsError
-from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, TRANSCRIPT
 from memory_assets.server.config import ServerConfig, is_loopback
 from memory_assets.server.schemas import Category, SourceType
 
@@ -65,5 +65,5 @@ def test_settings_come_from_the_environment_within_their_caps(tmp_path: Path) ->
 
 
 def test_the_request_names_spell_the_cores() -> None:
-    assert set(get_args(SourceType)) == {ARCHIVE, NOTEBOOK, CORE_FILE, LEGACY_SOURCE_TYPE}
+    assert set(get_args(SourceType)) == {ARCHIVE, NOTEBOOK, CORE_FILE, LEGACY_SOURCE_TYPE, TRANSCRIPT}
     assert set(get_args(Category)) == {c.name for c in CATEGORIES}

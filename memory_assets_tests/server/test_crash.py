@@ -1,8 +1,10 @@
 """Acknowledged means durable: a real SIGKILL of the server during a stream of writes from several
-clients loses no acknowledged fact and writes none twice, and after a restart (its catch-up)
+clients loses no acknowledged fact and writes none twice, and no acknowledged turn (each is in its
+chat's transcript exactly once, the recall tier), and after a restart (its catch-up)
 ``memory-assets check`` passes on every home. SIGTERM stops accepting, finishes the requests in
 flight, and exits."""
 
+import json
 import signal
 import threading
 import time
@@ -27,8 +29,21 @@ def logged(root: Path, user: str) -> Counter[str]:
     return Counter(f.content for p in sorted(archive.glob("*.md")) for f in read_daily_log(p).facts)
 
 
+def kept(root: Path, user: str) -> Counter[str]:
+    """The user messages of the user's captured transcripts (suzent's lines), by text."""
+    out: Counter[str] = Counter()
+    for path in sorted((user_settings(root, user).transcripts_dir / "captured").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and (entry := json.loads(line))["role"] == "user":
+                out[entry["content"]] += 1
+    return out
+
+
 def write_stream(
-    server: Server, stop: threading.Event, done_at: list[float] | None = None
+    server: Server,
+    stop: threading.Event,
+    done_at: list[float] | None = None,
+    said: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, list[str]], list[str], list[threading.Thread]]:
     """CLIENTS threads each writing one new fact at a time until ``stop`` (or the server dies);
     returns the acknowledged facts per user, and any answer that was neither 200 nor a
@@ -62,6 +77,8 @@ def write_stream(
                         ]
                         assert len(written) == len(answer.json()["lines_written"]) == 1
                         acked[user] += written
+                        if said is not None and kind == "turns":
+                            said[user].append(body["user"])
                         if done_at is not None:
                             done_at.append(time.monotonic())
                     else:
@@ -80,7 +97,8 @@ def test_sigkill_during_writes_loses_nothing_acknowledged_and_check_passes_after
     root = tmp_path / "root"
     server = start(root)
     stop = threading.Event()
-    acked, odd, threads = write_stream(server, stop)
+    said: dict[str, list[str]] = {u: [] for u in USERS}
+    acked, odd, threads = write_stream(server, stop, said=said)
     deadline = time.monotonic() + 60
     while sum(len(v) for v in acked.values()) < 30 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -95,14 +113,24 @@ def test_sigkill_during_writes_loses_nothing_acknowledged_and_check_passes_after
         for fact in acked[user]:
             assert in_logs[fact] == 1, f"{user}: acknowledged {fact!r} is logged {in_logs[fact]} times"
         assert all(n == 1 for n in in_logs.values()), "a fact was written twice"
+        in_transcripts = kept(root, user)
+        assert said[user], user
+        for text in said[user]:
+            assert in_transcripts[text] == 1, (
+                f"{user}: acknowledged turn {text!r} kept {in_transcripts[text]} times"
+            )
+        assert all(n == 1 for n in in_transcripts.values()), "a turn was kept twice"
 
     again = start(root)  # waits for the model and the catch-up of every home
     try:
         with again.client() as http:
             for user in USERS:
-                assert http.get(f"/v1/users/{user}/status").json()["index_rows"] == sum(
-                    logged(root, user).values()
-                )
+                # every logged fact and every kept turn (each one short message: one row) is a row
+                rows = http.get(f"/v1/users/{user}/status").json()["index_rows_by_source_type"]
+                assert rows == {
+                    "archive_log": sum(logged(root, user).values()),
+                    "transcript": sum(kept(root, user).values()),
+                }
     finally:
         again.stop()
     for user in USERS:

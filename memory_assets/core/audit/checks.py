@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +52,7 @@ from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.search.ranking import DUPLICATE_COSINE
 from memory_assets.core.search.retrieval import search
+from memory_assets.core.search.turns import turn_identity
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, IndexKey
 from memory_assets.core.text import json_object
@@ -430,7 +432,8 @@ def search_finds_rows(
     """Retrieval works end to end: ``sample`` rows spread evenly over the table (by id, skipping
     tombstoned ones), each searched for by its own content as the assistant would ask (embedded
     by the configured model, full text, the ranking, the collapse), come back in the top 10: the
-    row itself, or a hit it collapsed into (cosine >= 0.95 between their stored vectors). At least
+    row itself, a hit it collapsed into (cosine >= 0.95 between their stored vectors), or, for a
+    turn's row, the fact written from that turn (the fact carries it as ``said``). At least
     90% must. It fails when the stored vectors no longer answer the configured model (another
     model of the same width, vectors written under the wrong ids) or an index lost rows; it warns
     when the searches' p50 (query embedding excluded) passes ``max_p50_ms``. Reads only: no
@@ -443,7 +446,9 @@ def search_finds_rows(
     tombstones = read_tombstones(settings.tombstones_path)
     step = max(1, len(ids) // (sample * 2))  # twice the sample, so tombstoned rows can be skipped
     picked = ids[::step][: sample * 2]
-    data = store.scan(["id", "content", "vector"], where=id_in(picked)).to_pylist()
+    names = set(table.schema.names)  # an assistant-era table has no source_file or metadata
+    columns = ["id", "content", "vector"] + [c for c in ("source_file", "metadata") if c in names]
+    data = store.scan(columns, where=id_in(picked)).to_pylist()
     by_id = {r["id"]: r for r in data if r["content"] and not tombstones.hides(r["content"])}
     rows = [by_id[i] for i in picked if i in by_id][:sample]
     if not rows:
@@ -453,12 +458,19 @@ def search_finds_rows(
     queries = [" ".join(r["content"].split())[:PROBE_QUERY_CHARS] for r in rows]
     query_vectors = embedder.embed(queries)
     hits_of: list[list[str]] = []
+    said_of: list[set[tuple[str, object]]] = []  # the turns the hits' facts were written from
     times_ms: list[float] = []
+
+    def turn_of(said: dict[str, Any]) -> tuple[str, object]:
+        line = said.get("line")
+        return (str(said.get("source_file")), line if line is not None else said.get("id"))
+
     for query, vector in zip(queries, query_vectors, strict=True):
         start = time.perf_counter()
         hits = search(store, query, query_vector=vector, settings=settings, limit=10, log_recall=False)
         times_ms.append((time.perf_counter() - start) * 1000.0)
         hits_of.append([h.id for h in hits])
+        said_of.append({turn_of(h.said) for h in hits if h.said})
     hit_ids = sorted({i for ids_ in hits_of for i in ids_} - {r["id"] for r in rows})
     vectors = rows + (store.scan(["id", "vector"], where=id_in(hit_ids)).to_pylist() if hit_ids else [])
     unit = {}
@@ -466,16 +478,20 @@ def search_finds_rows(
         v = np.asarray(r["vector"], dtype=np.float32)
         unit[r["id"]] = v / (float(np.linalg.norm(v)) or 1.0)
 
-    def found(row_id: str, hit_ids_: list[str]) -> bool:
-        """The row is a hit, or was collapsed into one (near-duplicate stored vectors)."""
-        return row_id in hit_ids_ or any(
-            i in unit and float(unit[row_id] @ unit[i]) >= DUPLICATE_COSINE for i in hit_ids_
+    def found(row: dict[str, Any], hit_ids_: list[str], said_: set[tuple[str, object]]) -> bool:
+        """The row is a hit, was collapsed into one (near-duplicate stored vectors), or is the turn
+        a hit's fact was written from (``turn_identity``: a long message's chunks are one turn)."""
+        row_id = row["id"]
+        return (
+            row_id in hit_ids_
+            or turn_identity(row) in said_
+            or any(i in unit and float(unit[row_id] @ unit[i]) >= DUPLICATE_COSINE for i in hit_ids_)
         )
 
     misses = [
         {"row": r["id"], "content": _excerpt(r["content"]), "top hit": hits[0] if hits else "-"}
-        for r, hits in zip(rows, hits_of, strict=True)
-        if not found(r["id"], hits)
+        for r, hits, said_ in zip(rows, hits_of, said_of, strict=True)
+        if not found(r, hits, said_)
     ]
     share = 1 - len(misses) / len(rows)
     p50, p95 = statistics.median(times_ms), float(np.percentile(times_ms, 95))

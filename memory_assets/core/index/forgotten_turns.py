@@ -19,19 +19,18 @@ of one chat in one minute share the marks: a fact then goes with the one whose w
 most. Reads only; an unreadable file is skipped (the sweep and ``check`` report it).
 """
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, date
 from pathlib import Path
 
 from memory_assets.core.capture.daily_log import LogFact, block_chat, list_logs, read_daily_log
 from memory_assets.core.capture.transcripts import TranscriptTurn, list_transcripts, read_turns
+from memory_assets.core.knowledge.claims import said_overlap
 from memory_assets.core.knowledge.tombstones import claim_core
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.text import normalise
 
 Marks = tuple[str, str, str]  # (day, HH:MM, the chat as a block header carries it)
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -100,10 +99,6 @@ def turns_of_day(turns: list[SaidTurn], day: date) -> list[SaidTurn]:
     return [t for t in turns if t.turn.at is not None and t.turn.at.astimezone(UTC).date() == day]
 
 
-def _overlap(a: str, b: str) -> int:
-    return len(set(_WORD.findall(a.lower())) & set(_WORD.findall(b.lower())))
-
-
 def turns_of_facts(facts: list[DayFact], turns: list[SaidTurn], text: str) -> list[SaidTurn]:
     """The turns the log facts stating ``text`` (whole, case and spacing aside) were written from."""
     norm, core = normalise(text), claim_core(text)
@@ -117,12 +112,22 @@ def turns_of_facts(facts: list[DayFact], turns: list[SaidTurn], text: str) -> li
             continue
         here = by_marks.get(f.marks) if f.marks is not None else None
         if here:
-            best = max(here, key=lambda t: (_overlap(f.fact.content, t.turn.user), -t.turn.offset))
-            out[(best.rel, best.turn.offset)] = best
+            best = max(here, key=lambda t: (said_overlap(f.fact.content, t.turn.user), -t.turn.offset))
+            if said_overlap(f.fact.content, best.turn.user):
+                out[(best.rel, best.turn.offset)] = best
     return list(out.values())
 
 
 def facts_of_turns(facts: list[DayFact], turns: list[SaidTurn]) -> list[DayFact]:
-    """The log facts written from these turns (their blocks carry the turns' marks)."""
-    marks = {m for t in turns if (m := t.marks) is not None}
-    return [f for f in facts if f.marks is not None and f.marks in marks]
+    """The log facts written from these turns: their blocks carry a turn's marks, and they share a
+    content word with it (``claims.said_overlap``)."""
+    by_marks: dict[Marks, list[SaidTurn]] = {}
+    for t in turns:
+        if (m := t.marks) is not None:
+            by_marks.setdefault(m, []).append(t)
+    return [
+        f
+        for f in facts
+        if f.marks is not None
+        and any(said_overlap(f.fact.content, t.turn.user) for t in by_marks.get(f.marks, ()))
+    ]

@@ -324,8 +324,19 @@ def strip_subject(text: str) -> str:
     return ("their " if m.group("poss") else "") + text[m.end() :].strip()
 
 
-def _value_words(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
+    """The stems of a text's words that carry content (no stop words)."""
     return frozenset(stem(w) for w in fold(text).split() if w not in STOP_WORDS)
+
+
+def said_overlap(fact: str, turn: str) -> int:
+    """How many content words a fact shares with a turn it may have been written from. A fact and
+    a turn with the same marks (day, minute, chat) but no content word in common are not linked:
+    a fact given directly (``add_memory``: no turn is kept) in the minute of some turn of the same
+    chat is not that turn's ("Speaks Portuguese at home" is not from "I work as a nurse in
+    Porto"). Extractors keep at least one word of what was said ("Has a dog named Rex" from "we
+    got a puppy, Rex!")."""
+    return len(content_words(fact) & content_words(turn))
 
 
 def _slot(text: str) -> SlotValue | None:
@@ -352,7 +363,7 @@ def _slot(text: str) -> SlotValue | None:
         if name == "attribute":
             attr = fold(groups["attr"]).replace("favourite", "favorite").replace("-", " ")
             slot = "attribute:" + " ".join(stem(w) for w in attr.split())
-        words = _value_words(groups["value"])
+        words = content_words(groups["value"])
         if words:
             return SlotValue(slot, words)
     return None

@@ -6,7 +6,8 @@ block header ``## HH:MM — <chat>``. The two carry the same marks, so a fact ro
 are linked by them, with no column of their own: the day (``source_date``), the minute
 (``metadata.time``) and the chat as a block header carries it (``block_chat``: its first 8
 characters, one word). Two turns of one chat in one minute share the marks; a fact then goes with
-the one whose words it shares most (``overlap``).
+the one whose content words it shares most, and with none when it shares none
+(``claims.said_overlap``: a fact given directly in the minute of a turn is not that turn's).
 
 What a search does with them:
 
@@ -19,7 +20,6 @@ What a search does with them:
 Reads only.
 """
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,13 +27,13 @@ import pyarrow as pa
 
 from memory_assets.core.capture.daily_log import block_chat
 from memory_assets.core.index.store import quote
+from memory_assets.core.knowledge.claims import said_overlap
 from memory_assets.core.search.ranking import Scored, sort_key
 from memory_assets.core.sources import ARCHIVE, TRANSCRIPT
 from memory_assets.core.text import json_object
 
 Marks = tuple[str, str, str]  # (day, HH:MM, the chat as a block header carries it)
 SAID_COLUMNS = ["id", "content", "source_file", "source_date", "metadata"]
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def fact_marks(row: dict[str, Any]) -> Marks | None:
@@ -76,13 +76,11 @@ def said(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def overlap(a: str, b: str) -> int:
-    """How many distinct words two texts share (case aside)."""
-    return len(set(_WORD.findall(a.lower())) & set(_WORD.findall(b.lower())))
-
-
-def _best_turn(fact: dict[str, Any], turns: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return max(turns, key=lambda t: (overlap(fact["content"], t["content"]), str(t.get("id"))))
+def _best_turn(fact: dict[str, Any], turns: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The turn (of the fact's marks) the fact shares most content words with; None when it
+    shares none with any (``said_overlap``)."""
+    best = max(turns, key=lambda t: (said_overlap(fact["content"], t["content"]), str(t.get("id"))))
+    return best if said_overlap(fact["content"], best["content"]) else None
 
 
 def merge(scored: Sequence[Scored]) -> list[Scored]:
@@ -101,7 +99,11 @@ def merge(scored: Sequence[Scored]) -> list[Scored]:
     absorbed: set[tuple[str, object]] = set()  # the turns some candidate fact came from
     for marks, said_here in turns.items():
         for fact in facts[marks]:
-            turn = max(said_here, key=lambda t: (overlap(fact.row["content"], t.row["content"]), -t.score))
+            turn = max(
+                said_here, key=lambda t: (said_overlap(fact.row["content"], t.row["content"]), -t.score)
+            )
+            if not said_overlap(fact.row["content"], turn.row["content"]):
+                continue  # no word in common: not written from a turn of this minute
             identity = turn_identity(turn.row)
             fact.said = said(turn.row)
             # a turn's chunks are one turn: the fact takes the best score any of them has
@@ -140,4 +142,6 @@ def attach_said(facts: Iterable[Scored], data: pa.Table) -> None:
     for s in facts:
         marks = fact_marks(s.row)
         if s.said is None and marks is not None and marks in by_marks:
-            s.said = said(_best_turn(s.row, by_marks[marks]))
+            turn = _best_turn(s.row, by_marks[marks])
+            if turn is not None:
+                s.said = said(turn)
