@@ -8,7 +8,8 @@ materialisations, their metadata and the checks are there to browse with ``make 
 ``optimize_index``, then ``dedup_measurement`` (which appends to the dedup history and writes the
 analysts' HTML report, whose path it prints); on a freshly seeded home, a few legacy rows exported, then deleted
 (``legacy_export``, ``legacy_apply``); the dream and the reconcile. Then it shows what the hardening guarantees: the sensors find nothing to
-run on the indexed home, every invariant check passes, a search collapses repeated facts, and
+run on the indexed home, every invariant check passes, a search collapses repeated facts, a turn
+from which no fact was extracted is found by search (the recall tier), and
 three ``memory-assets reindex`` processes racing an appender leave each row exactly once.
 Runs on the embedded defaults: the bundled model, no server, no API key.
 """
@@ -28,6 +29,7 @@ from memory_assets.core.home import Home
 from memory_assets.core.ops.status import home_status, init_home
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import TRANSCRIPT
 
 DEMO_FACTS: list[tuple[str, str]] = [
     ("personal", "Lives in Lisbon and works remotely as a data engineer"),
@@ -88,6 +90,10 @@ TRANSCRIPT_TURNS: list[str] = [
     "I moved to Berlin in 2026.",
     "I'm allergic to peanuts.",
 ]
+# Said in the third week: no rule extracts a fact from it, so only the recall tier (the turn kept
+# verbatim and indexed as a transcript row) makes it findable. The demo searches for it.
+RECALL_TURN = "The smell of pine after the rain on that hike with my grandfather is what stuck with me most."
+RECALL_QUERY = "what do I remember about hiking with my grandfather?"
 
 
 def seed_transcripts(settings: Settings, today: date) -> bool:
@@ -98,7 +104,8 @@ def seed_transcripts(settings: Settings, today: date) -> bool:
     start = today - timedelta(days=21)
     for week in range(3):
         lines = []
-        for n, text in enumerate(TRANSCRIPT_TURNS[week * 7 : week * 7 + 7]):
+        said = TRANSCRIPT_TURNS[week * 7 : week * 7 + 7] + ([RECALL_TURN] if week == 2 else [])
+        for n, text in enumerate(said):
             at = datetime(start.year, start.month, start.day, 9, tzinfo=UTC) + timedelta(days=week * 7 + n)
             lines.append(json.dumps({"ts": at.isoformat(), "role": "user", "content": text}))
             reply = {"ts": (at + timedelta(seconds=5)).isoformat(), "role": "assistant", "content": "Noted."}
@@ -322,7 +329,7 @@ def main() -> int:
     today = datetime.now(UTC).date()
     init_home(settings)
     seeded = seed(settings, today)
-    seed_transcripts(settings, today)
+    said = seed_transcripts(settings, today)
     import dagster as dg
 
     from memory_assets.core.audit.checks import run_all
@@ -398,6 +405,15 @@ def main() -> int:
         )
         for line in hit.context:
             print(f"           context {line.offset:+d}: {line.content[:80]}")
+    # The recall tier: a turn no rule extracted a fact from is kept verbatim and indexed, so what
+    # was said stays findable.
+    print(f"search, the recall tier (a turn from which no fact was extracted): {RECALL_QUERY!r}")
+    recalled = search(store, RECALL_QUERY, embedder=embedder, settings=settings, limit=3)
+    for hit in recalled:
+        print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content[:90]}")
+    if said and not any(h.source_type == TRANSCRIPT and h.content == RECALL_TURN for h in recalled):
+        print("  the turn was NOT found: the recall tier is broken")
+        return 1
     if seeded:
         print(
             f"legacy rows (the assistant's, from before the markdown tier): {seed_legacy_rows(home, today)} seeded"
