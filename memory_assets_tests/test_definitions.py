@@ -19,9 +19,14 @@ def test_code_location_loads_and_resolves_every_job() -> None:
         "archive_index",
         "vault_index",
         "core_file_index",
+        "transcript_index",
         "archival_memories",
     } <= keys
-    assert {s.name for s in defs.sensors or []} >= {"daily_log_sensor", "vault_sensor"}
+    assert {s.name for s in defs.sensors or []} >= {
+        "daily_log_sensor",
+        "vault_sensor",
+        "transcript_index_sensor",
+    }
 
 
 def test_lineage_flows_one_way_from_logs_to_the_index() -> None:
@@ -32,7 +37,11 @@ def test_lineage_flows_one_way_from_logs_to_the_index() -> None:
     }
     assert {"daily_logs", "tombstones", "consolidation_log"} <= parents["archive_index"]
     assert parents["vault"] == {"daily_logs"} and parents["vault_pages"] == {"vault"}
-    assert {"archive_index", "vault_index", "core_file_index"} <= parents["archival_memories"]
+    assert {"archive_index", "vault_index", "core_file_index", "transcript_index"} <= parents[
+        "archival_memories"
+    ]
+    # The recall tier: the transcripts feed their own rows, as the logs feed theirs.
+    assert parents["transcript_index"] == {"transcripts", "tombstones"}
     # Nothing reads back up the chain: the logs' only parent is the write path, fed by the transcripts.
     assert parents["daily_logs"] == {"ingested_turns"} and parents["ingested_turns"] == {"transcripts"}
     assert not parents["transcripts"]
@@ -41,7 +50,7 @@ def test_lineage_flows_one_way_from_logs_to_the_index() -> None:
 def test_maintenance_and_the_sensors_run_by_default() -> None:
     """Maintenance that matters is RUNNING in the loaded definitions, not left for someone to start."""
     sensors = {s.name: s for s in defs.sensors or []}
-    for name in ("daily_log_sensor", "vault_sensor", "index_maintenance_sensor"):
+    for name in ("daily_log_sensor", "vault_sensor", "transcript_index_sensor", "index_maintenance_sensor"):
         assert sensors[name].default_status == dg.DefaultSensorStatus.RUNNING, name
     assert sensors["index_maintenance_sensor"].job_name == "optimize_index"
     archival = defs.get_repository_def().asset_graph.get(dg.AssetKey("archival_memories"))

@@ -6,10 +6,15 @@ metadata, and ``details`` (the rows of a table, which the Dagster checks render 
 
 * ``logs_append_only``: no daily log's earlier lines changed (the ledger, ``capture/ledger.py``).
 * ``rows_match_logs``: every daily log's ``archive_log`` rows are exactly its planned rows.
+* ``rows_match_transcripts``: every transcript's ``transcript`` rows are exactly its planned rows,
+  none stale.
 * ``facts_accounted_for`` (``facts_accounted.py``): every fact line is indexed, folded into a page
   that holds it, or forgotten by a person: none is stranded.
+* ``turns_accounted_for`` (``turns_accounted.py``): every user turn of every transcript is indexed,
+  forgotten by a person or expired by the retention: none is stranded.
 * ``ids_unique``: no id is stored twice.
-* ``no_tombstoned_content``: no row's normalised content is tombstoned.
+* ``no_tombstoned_content``: no row's normalised content is tombstoned, and no transcript row
+  holds a turn a person's tombstone hides.
 * ``table_bounded``: fragments and versions stay within the store's bounds.
 * ``search_finds_rows``: a sample of rows, each searched for by its own words, comes back in the
   top 10, and those searches stay within a latency bound (retrieval works end to end).
@@ -22,14 +27,16 @@ rather than raising. ``logs_append_only`` writes the ledger (only ever extending
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memory_assets.core.audit.facts_accounted import facts_accounted_for
+from memory_assets.core.audit.turns_accounted import turns_accounted_for
 from memory_assets.core.capture.ledger import (
     LedgerVersionError,
     LogChange,
@@ -38,23 +45,26 @@ from memory_assets.core.capture.ledger import (
     read_ledger,
     verify,
 )
+from memory_assets.core.capture.transcripts import list_transcripts, read_turns
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.rows import FilePlan
 from memory_assets.core.index.store import (
     MAX_FRAGMENTS,
     MAX_VERSIONS,
+    SCALAR_COLUMNS,
     LegacyTableError,
     MemoryStore,
     id_in,
     quote,
 )
-from memory_assets.core.knowledge.tombstones import read_tombstones
+from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.search.ranking import DUPLICATE_COSINE
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.search.turns import turn_identity
 from memory_assets.core.settings import Settings
-from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, IndexKey
+from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, TRANSCRIPT, IndexKey
 from memory_assets.core.text import json_object
 
 MAX_PROBLEMS = 50  # problem lines per outcome; the counts in the metadata are always complete
@@ -127,7 +137,12 @@ def _rows(store: MemoryStore, content: bool) -> tuple[list[_Row], bool]:
 def _source(source_type: str | None, source_file: str | None) -> str:
     """Where a row comes from, as a path in the home (or that no markdown file holds it)."""
     if source_file:
-        folder = {ARCHIVE: "archive/", NOTEBOOK: "notebook/", CORE_FILE: "memory/"}.get(source_type or "", "")
+        folder = {
+            ARCHIVE: "archive/",
+            NOTEBOOK: "notebook/",
+            CORE_FILE: "memory/",
+            TRANSCRIPT: "transcripts/",
+        }.get(source_type or "", "")
         return f"{folder}{source_file}" if folder else f"{source_type or LEGACY_SOURCE_TYPE} {source_file}"
     return f"{source_type or LEGACY_SOURCE_TYPE} row (no source file)"
 
@@ -141,7 +156,7 @@ _UNOWNED = (
 
 def _owned(row: _Row) -> bool:
     """Whether a reindex owns (and so can repair) a row: it names a file of an indexed type."""
-    return bool(row.source_file) and row.source_type in (ARCHIVE, NOTEBOOK, CORE_FILE)
+    return bool(row.source_file) and row.source_type in (ARCHIVE, NOTEBOOK, CORE_FILE, TRANSCRIPT)
 
 
 # -- the checks ----------------------------------------------------------------------------------
@@ -269,12 +284,156 @@ def rows_match_logs(settings: Settings, store: MemoryStore) -> CheckOutcome:
     )
 
 
+def _stored_transcript_rows(store: MemoryStore) -> dict[str, dict[str, tuple[object, ...]]]:
+    """Every stored transcript row's scalars (what the diff compares), by file then id."""
+    data = store.scan(
+        ["id", *SCALAR_COLUMNS],
+        where=f"source_type = {quote(TRANSCRIPT)} AND user_id = {quote(store.user_id)}",
+    ).to_pydict()
+    stored: dict[str, dict[str, tuple[object, ...]]] = defaultdict(dict)
+    for i, row_id in enumerate(data["id"]):
+        values = [data[c][i] for c in SCALAR_COLUMNS]
+        scalars = tuple(
+            round(v, 6) if c == "importance" and v is not None else v
+            for c, v in zip(SCALAR_COLUMNS, values, strict=True)
+        )
+        stored[str(data["source_file"][i])][row_id] = scalars
+    return stored
+
+
+def rows_match_transcripts(
+    settings: Settings, store: MemoryStore, files: Iterable[str] | None = None
+) -> CheckOutcome:
+    """For every transcript the recall tier indexes (``transcripts/*.jsonl``, ``captured/*.jsonl``)
+    and every transcript the table still holds rows of, the stored ``transcript`` rows are exactly
+    the planned ones (``index/rows.py``: one a user message, a long one in windows, minus the turns
+    a person forgot and those past the retention): none missing, none unexpected, and none stale
+    (stored under a planned id with another content, date, chat, line or importance than the plan
+    gives). ``files``: only these transcripts (paths under ``transcripts/``), as a run of
+    ``transcript_index`` checks the files it wrote."""
+    name = "rows_match_transcripts"
+    try:
+        store.require_current(f"the {name} check")
+    except LegacyTableError as exc:
+        return _needs_migration(name, exc)
+    stored = _stored_transcript_rows(store)
+    indexer = Indexer(settings, store)
+    if files is None:
+        rels = sorted({rel for rel, _ in list_transcripts(settings.transcripts_dir)} | set(stored))
+    else:
+        rels = sorted(set(files))
+    tombs = indexer.tombstones()
+    plans: list[FilePlan] = [indexer.plan_transcript(rel, tombs) for rel in rels]
+    problems: list[str] = []
+    details: list[dict[str, str | int]] = []
+    unreadable: list[str] = []
+    planned_total = stored_total = missing_total = unexpected_total = stale_total = 0
+    for plan in plans:
+        got = stored.get(plan.filename, {})
+        stored_total += len(got)
+        if plan.unreadable:  # its rows stay as they were until it can be read: not compared
+            unreadable += plan.warnings
+            continue
+        expected = {row.id: row.scalars() for row in plan.rows}
+        missing = expected.keys() - got.keys()
+        unexpected = got.keys() - expected.keys()
+        stale = [i for i in expected.keys() & got.keys() if got[i] != expected[i]]
+        planned_total += len(expected)
+        if not missing and not unexpected and not stale:
+            continue
+        missing_total += len(missing)
+        unexpected_total += len(unexpected)
+        stale_total += len(stale)
+        why = "" if plan.exists else " (the transcript no longer exists, so its rows must go)"
+        problems.append(
+            f"transcripts/{plan.filename}: {len(missing)} planned row(s) missing from the index, "
+            f"{len(unexpected)} unexpected, {len(stale)} stale{why}; {REINDEX_FULL} (or materialise "
+            f"transcript_index with files [{IndexKey.for_transcript(plan.filename)}])"
+        )
+        details.append(
+            {
+                "transcript": plan.filename,
+                "planned": len(expected),
+                "stored": len(got),
+                "missing": len(missing),
+                "unexpected": len(unexpected),
+                "stale": len(stale),
+            }
+        )
+    checked = sum(1 for p in plans if p.exists)
+    return CheckOutcome(
+        name,
+        passed=not problems,
+        severity="error",
+        summary=f"{checked} transcript(s) match their {planned_total} row(s)"
+        if not problems
+        else f"{len(details)} transcript(s) disagree with the index: {missing_total} row(s) missing, "
+        f"{unexpected_total} unexpected, {stale_total} stale",
+        problems=_capped(problems),
+        metadata={
+            "transcripts": checked,
+            "planned_rows": planned_total,
+            "stored_rows": stored_total,
+            "transcripts_mismatched": len(details),
+            "missing_rows": missing_total,
+            "unexpected_rows": unexpected_total,
+            "stale_rows": stale_total,
+            "unreadable_transcripts": len(unreadable),
+        },
+        details=details,
+        warnings=unreadable,
+    )
+
+
+def _turn_texts(settings: Settings, store: MemoryStore) -> dict[str, str]:
+    """Each stored transcript row's whole turn (the user's message as its file holds it now), by
+    row id: a row of a long message holds one window, and a turn is hidden by its whole text."""
+    data = store.scan(
+        ["id", "source_file", "metadata"],
+        where=f"source_type = {quote(TRANSCRIPT)} AND user_id = {quote(store.user_id)}",
+    ).to_pydict()
+    lines: dict[str, dict[str, object]] = defaultdict(dict)
+    for row_id, rel, metadata in zip(data["id"], data["source_file"], data["metadata"], strict=True):
+        if rel:
+            lines[rel][row_id] = json_object(metadata).get("line")
+    out: dict[str, str] = {}
+    root = settings.transcripts_dir
+    for rel, ids in lines.items():
+        path = root / rel
+        if ".." in Path(rel).parts or not path.is_file():
+            continue
+        try:
+            said = {t.line: t.user for t in read_turns(path, cap=None).turns}
+        except OSError:  # rows_match_transcripts and turns_accounted_for report an unreadable file
+            continue
+        out.update(
+            {row_id: said[line] for row_id, line in ids.items() if isinstance(line, int) and line in said}
+        )
+    return out
+
+
+def _hidden(row: _Row, tombs: Tombstones, turns: dict[str, str]) -> bool:
+    """Whether a tombstone hides a row: a transcript row by the turn rules (a person's forgotten
+    text it holds, or its whole turn forgotten; never the reconcile's retirements), any other row
+    by its normalised content."""
+    if row.content is None:
+        return False
+    if row.source_type == TRANSCRIPT:
+        whole = turns.get(row.id)
+        return tombs.hides_turn(row.content) or (whole is not None and tombs.hides_turn(whole))
+    return tombs.hides(row.content)
+
+
 def no_tombstoned_content(settings: Settings, store: MemoryStore) -> CheckOutcome:
-    """No row's normalised content is tombstoned (every tombstone write is paired with a reindex)."""
+    """No row's normalised content is tombstoned (every tombstone write is paired with a reindex),
+    and no transcript row holds a turn a person's tombstone hides (``Tombstones.hides_turn``: a
+    forgotten text it holds, or its whole turn, by a fact, a chat or a day forgotten)."""
     name = "no_tombstoned_content"
     tombs = read_tombstones(settings.tombstones_path)
     rows, legacy = _rows(store, content=True) if tombs.contents else ([], store.is_legacy())
-    offending = [r for r in rows if r.content is not None and tombs.hides(r.content)]
+    has_turns = any(r.source_type == TRANSCRIPT for r in rows)
+    turns = _turn_texts(settings, store) if has_turns and not legacy else {}
+    offending = [r for r in rows if _hidden(r, tombs, turns)]
     by_source: dict[str, list[_Row]] = defaultdict(list)
     for row in offending:
         by_source[_source(row.source_type, row.source_file)].append(row)
@@ -299,7 +458,12 @@ def no_tombstoned_content(settings: Settings, store: MemoryStore) -> CheckOutcom
         if not offending
         else f"{len(offending)} row(s) in {len(by_source)} source(s) hold tombstoned content",
         problems=_capped(problems),
-        metadata={"tombstones": len(tombs.contents), "rows": len(rows), "tombstoned_rows": len(offending)},
+        metadata={
+            "tombstones": len(tombs.contents),
+            "rows": len(rows),
+            "transcript_rows": sum(1 for r in rows if r.source_type == TRANSCRIPT),
+            "tombstoned_rows": len(offending),
+        },
         details=details,
         warnings=list(tombs.warnings),
     )
@@ -536,7 +700,9 @@ def run_all(settings: Settings, store: MemoryStore, embedder: TextEmbedder) -> l
     checks: list[tuple[str, Callable[[], CheckOutcome]]] = [
         ("logs_append_only", lambda: logs_append_only(settings)),
         ("rows_match_logs", lambda: rows_match_logs(settings, store)),
+        ("rows_match_transcripts", lambda: rows_match_transcripts(settings, store)),
         ("facts_accounted_for", lambda: facts_accounted_for(settings, store)),
+        ("turns_accounted_for", lambda: turns_accounted_for(settings, store)),
         ("ids_unique", lambda: ids_unique(store)),
         ("no_tombstoned_content", lambda: no_tombstoned_content(settings, store)),
         ("table_bounded", lambda: table_bounded(store, retention_days=settings.version_retention_days)),

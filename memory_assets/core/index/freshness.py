@@ -25,13 +25,14 @@ import enum
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.capture.transcripts import list_transcripts
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.indexer import Indexer
@@ -271,54 +272,84 @@ class StaleFile:
 
 @dataclass
 class FileScan:
-    """Stale vault pages and core files due for a request, and the freshness that decided it
-    (the caller names the run and calls ``freshness.requested`` for each file it asks for)."""
+    """Stale vault pages, core files and transcripts due for a request, and the freshness that
+    decided it (the caller names the run and calls ``freshness.requested`` for each file it asks for)."""
 
     pages: list[StaleFile]
     core_files: list[StaleFile]
     freshness: Freshness
+    transcripts: list[StaleFile] = field(default_factory=list)
 
 
-def stale_files(indexer: Indexer, cursor: Cursor, run_state: Callable[[str], RunState]) -> FileScan:
-    """Every vault page and core file (and every one the index state still holds) whose rows are
-    out of date and due for a request now."""
+FILE_GROUPS = ("notebook", "core", "transcript")  # what ``stale_files`` looks at unless told
+
+
+def stale_files(
+    indexer: Indexer,
+    cursor: Cursor,
+    run_state: Callable[[str], RunState],
+    groups: Iterable[str] = FILE_GROUPS,
+) -> FileScan:
+    """Every vault page, core file and transcript of ``groups`` (``notebook``, ``core``,
+    ``transcript``), and every one the index state still holds, whose rows are out of date and due
+    for a request now."""
     settings = indexer.settings
+    wanted = set(groups)
     state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
-    # A page's rows depend on the tombstones and on today's date (stale_after passing) too.
-    inputs = short_hash(signature(settings.tombstones_path) + "|" + indexer.today.isoformat())
-    freshness = Freshness(cursor, state, run_state)
-    paths = {
-        str(IndexKey.for_page(rel)): settings.notebook_dir / rel for rel in list_pages(settings.notebook_dir)
-    }
-    paths |= {str(IndexKey.for_core_file(name)): settings.core_file_path(name) for name in CORE_FILES}
+    tombs = signature(settings.tombstones_path)
+    # A page's rows depend on the tombstones and on today's date (stale_after passing) too; a
+    # transcript's on the tombstones, and on today's date only when a retention is set (a turn
+    # expiring leaves the index the day it passes the retention).
+    inputs = short_hash(tombs + "|" + indexer.today.isoformat())
+    retention = settings.transcript_retention_days
+    turn_inputs = short_hash(tombs + "|" + (indexer.today.isoformat() if retention > 0 else "forever"))
+    paths: dict[str, Path] = {}
+    if "notebook" in wanted:
+        paths |= {
+            str(IndexKey.for_page(rel)): settings.notebook_dir / rel
+            for rel in list_pages(settings.notebook_dir)
+        }
+    if "core" in wanted:
+        paths |= {str(IndexKey.for_core_file(name)): settings.core_file_path(name) for name in CORE_FILES}
+    if "transcript" in wanted:
+        paths |= {
+            str(IndexKey.for_transcript(rel)): path
+            for rel, path in list_transcripts(settings.transcripts_dir)
+        }
     for key in state:
         parsed = IndexKey.parse(key)
+        if parsed.group not in wanted:
+            continue
         if parsed.label == "notebook":
             paths.setdefault(key, settings.notebook_dir / parsed.filename)
+        elif parsed.label == "transcript":
+            paths.setdefault(key, settings.transcripts_dir / parsed.filename)
         elif parsed.filename in CORE_FILES:
             paths.setdefault(key, settings.core_file_path(parsed.filename))
+    freshness = Freshness(cursor, state, run_state)
     files: dict[str, list[Any]] = {}
     scan = FileScan([], [], freshness)
     for key, path in sorted(paths.items()):
+        group = IndexKey.parse(key).group
+        key_inputs = turn_inputs if group == "transcript" else inputs
         digest: str | None = None
         sig = stat_signature(path)
         if sig is not None:
             sig_text = short_hash(_sig_text(sig))
             cached = cursor.files.get(key)
-            if cached is not None and cached[:2] == [sig_text, inputs]:
+            if cached is not None and cached[:2] == [sig_text, key_inputs]:
                 digest = cached[2]
             else:
                 plan = indexer.plan_key(key, indexer.tombstones())
                 digest = plan.digest()[:DIGEST_CHARS] if plan is not None else None
             if digest is not None:
-                files[key] = [sig_text, inputs, digest]
+                files[key] = [sig_text, key_inputs, digest]
         if freshness.up_to_date(key, digest):
             continue
         attempt = freshness.due(key, digest)
         if attempt is not None:
-            (scan.pages if IndexKey.parse(key).group == "notebook" else scan.core_files).append(
-                StaleFile(key, digest, attempt)
-            )
+            into = {"notebook": scan.pages, "transcript": scan.transcripts}.get(group, scan.core_files)
+            into.append(StaleFile(key, digest, attempt))
     cursor.files = files
     return scan
 

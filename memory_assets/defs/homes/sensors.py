@@ -22,7 +22,8 @@ core functions, and its freshness cursors are kept per home at the root
 * its daily logs (``stale_days``): a run of ``reindex`` on the stale day's user-and-day
   partition, or one run over the range of the user's days when several are stale;
   ``daily_logs`` materialisations for logs that grew;
-* its vault pages and core files (``stale_files``): an ``index_files`` run on the user's partition;
+* its vault pages, core files and transcripts (``stale_files``): an ``index_files`` run on the
+  user's partition per asset (``vault_index``, ``core_file_index``, ``transcript_index``);
 * its transcripts: a ``write_path`` run while a session is behind;
 * its dream (``pacing.decide``, the home's own persisted state): ``dream`` over the batch's days,
   or ``dream_lint``, never while a dream of that user is in flight;
@@ -189,7 +190,11 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
 
     files = Cursor.load(state.get("files"))
     fscan = stale_files(indexer, files, states)
-    for asset_name, due in (("vault_index", fscan.pages), ("core_file_index", fscan.core_files)):
+    for asset_name, due in (
+        ("vault_index", fscan.pages),
+        ("core_file_index", fscan.core_files),
+        ("transcript_index", fscan.transcripts),
+    ):
         if not due:
             continue
         keys = [f.key for f in due]

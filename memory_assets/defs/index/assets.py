@@ -1,4 +1,5 @@
-"""The derived tier: index rows per day, per vault page, per core file, and the table itself."""
+"""The derived tier: index rows per day, per vault page, per core file, per transcript (the recall
+tier), and the table itself."""
 
 import warnings
 from collections.abc import Iterator
@@ -7,6 +8,7 @@ from datetime import date
 import dagster as dg
 
 from memory_assets.core.index.indexer import FileResult, Indexer, SweepResult
+from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE, IndexKey
 from memory_assets.defs.index.external import (
     consolidation_log,
@@ -272,9 +274,66 @@ def core_file_index(
     return _files_asset(context, config, _indexer(memory, embedder), "core")
 
 
+ROWS_MATCH_TRANSCRIPT = (
+    "The run's transcripts' stored rows are exactly their planned rows (one a user message, a long "
+    "one in windows, minus forgotten turns and turns past the retention): none missing, unexpected or stale."
+)
+
+
+def _transcript_rows_check(settings: Settings, indexer: Indexer, sweep: SweepResult) -> dg.AssetCheckResult:
+    """``rows_match_transcripts`` over the files this run wrote, compared with the table now."""
+    from memory_assets.core.audit.checks import rows_match_transcripts
+
+    files = [IndexKey.parse(f.key).filename for f in sweep.files]
+    outcome = rows_match_transcripts(settings, indexer.store, files=files)
+    return dg.AssetCheckResult(
+        check_name="rows_match_transcript",
+        passed=outcome.passed,
+        metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float | str)},
+        description=ROWS_MATCH_TRANSCRIPT if outcome.passed else "; ".join(outcome.problems[:5]),
+    )
+
+
+@dg.asset(
+    # The transcripts (an external asset of the write path's domain, by key): the assistant's own
+    # and the turns the write path keeps (transcripts/captured/).
+    deps=[dg.AssetKey("transcripts"), tombstones],
+    partitions_def=home_partitions,
+    group_name="index",
+    kinds={"lancedb"},
+    check_specs=[
+        dg.AssetCheckSpec(
+            "rows_match_transcript", asset="transcript_index", description=ROWS_MATCH_TRANSCRIPT
+        )
+    ],
+    description="archival_memories rows of the transcripts (source_type transcript): the recall tier, one "
+    "row per user message with its date (a long one in overlapping windows), importance 0.3. A diff, so "
+    "only appended turns are embedded; a turn a person forgot, or older than "
+    "MEMORY_TRANSCRIPT_RETENTION_DAYS (0, the default: never), leaves the index while its file keeps it. "
+    "Config files: transcript:<path under transcripts/> keys; unset, every transcript.",
+)
+def transcript_index(
+    context: dg.AssetExecutionContext,
+    config: FilesConfig,
+    memory: MemoryHomeResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    indexer = _indexer(memory, embedder)
+    keys = config.files
+    sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else ["transcript"])
+    _log_warnings(context, sweep.warnings)
+    metadata = _sweep_metadata(sweep)
+    metadata["tombstoned"] = sum(f.tombstoned for f in sweep.files)
+    updated = [f.key for f in sweep.files if f.changed]
+    metadata["updated_files"] = dg.MetadataValue.md("\n".join(f"- `{k}`" for k in updated) or "_none_")
+    return dg.MaterializeResult(
+        metadata=metadata, check_results=[_transcript_rows_check(indexer.settings, indexer, sweep)]
+    )
+
+
 @dg.asset(
     # The reconcile's sweep runs before its optimize (index_swept, by key: defined with the reconcile).
-    deps=[archive_index, vault_index, core_file_index, dg.AssetKey("index_swept")],
+    deps=[archive_index, vault_index, core_file_index, transcript_index, dg.AssetKey("index_swept")],
     partitions_def=home_partitions,
     group_name="index",
     kinds={"lancedb"},
@@ -296,4 +355,4 @@ def archival_memories(memory: MemoryHomeResource) -> dg.MaterializeResult:
     )
 
 
-INDEX_ASSETS = [archive_index, vault_index, core_file_index, archival_memories]
+INDEX_ASSETS = [archive_index, vault_index, core_file_index, transcript_index, archival_memories]

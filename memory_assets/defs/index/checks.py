@@ -1,4 +1,4 @@
-"""Invariants of the whole table and of the daily logs, as asset checks: thin wrappers over
+"""Invariants of the whole table, of the daily logs and of the transcripts, as asset checks: thin wrappers over
 ``core/audit/checks.py`` (the same functions ``memory-assets check`` runs). Each can fail, and says
 why in its description and in markdown tables."""
 
@@ -9,6 +9,7 @@ import dagster as dg
 
 from memory_assets.core.audit import checks as core
 from memory_assets.core.audit import facts_accounted as accounted
+from memory_assets.core.audit import turns_accounted
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.defs.index.assets import archival_memories
@@ -92,8 +93,33 @@ def facts_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 
 @dg.asset_check(
     asset=archival_memories,
-    description="No row's normalised content is tombstoned (every tombstone write is paired with a "
-    "reindex). Fix: `memory-assets reindex`.",
+    description="For every transcript (and every transcript the table still holds rows of), the stored "
+    "transcript rows are exactly the planned ones: one a user message (a long one in windows), minus the "
+    "turns a person forgot and those past MEMORY_TRANSCRIPT_RETENTION_DAYS; none missing, unexpected or "
+    "stale. Fix: `memory-assets reindex --full`, or materialise transcript_index for the transcript.",
+)
+def rows_match_transcripts(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+    home = memory.open()
+    return check_result(core.rows_match_transcripts(home.settings, home.store), "transcripts")
+
+
+@dg.asset_check(
+    asset=archival_memories,
+    description="What was said stays findable: every user turn of every transcript is indexed, forgotten "
+    "by a person, past the retention (MEMORY_TRANSCRIPT_RETENTION_DAYS), or empty; a transcript that "
+    "cannot be read is named in a warning. Each stranded turn is named (file, line, words). Fix: "
+    "`memory-assets reindex`.",
+)
+def turns_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+    home = memory.open()
+    return check_result(turns_accounted.turns_accounted_for(home.settings, home.store), "stranded")
+
+
+@dg.asset_check(
+    asset=archival_memories,
+    description="No row's normalised content is tombstoned, and no transcript row holds a turn a "
+    "person's tombstone hides (a forgotten text it holds, or its fact, chat or day forgotten); every "
+    "tombstone write is paired with a reindex. Fix: `memory-assets reindex`.",
 )
 def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
@@ -138,7 +164,9 @@ def search_finds_rows(memory: MemoryHomeResource, embedder: EmbedderResource) ->
 INDEX_CHECKS = [
     ids_unique,
     rows_match_logs,
+    rows_match_transcripts,
     facts_accounted_for,
+    turns_accounted_for,
     no_tombstoned_content,
     table_bounded,
     search_finds_rows,

@@ -2,7 +2,13 @@
 
 import dagster as dg
 
-from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
+from memory_assets.defs.index.assets import (
+    archival_memories,
+    archive_index,
+    core_file_index,
+    transcript_index,
+    vault_index,
+)
 
 reindex_job = dg.define_asset_job(
     "reindex",
@@ -13,8 +19,9 @@ reindex_job = dg.define_asset_job(
 
 index_files_job = dg.define_asset_job(
     "index_files",
-    selection=[vault_index, core_file_index],
-    description="Reindex vault pages and core files (config: files, as label:filename keys; unset = all).",
+    selection=[vault_index, core_file_index, transcript_index],
+    description="Reindex vault pages, core files and transcripts (config: files, as label:filename keys; "
+    "unset = all of the asset's kind).",
 )
 
 optimize_index_job = dg.define_asset_job(

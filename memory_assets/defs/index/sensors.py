@@ -1,4 +1,5 @@
-"""Sensors that replace the assistant's 300 s mtime watcher, and the index maintenance sensor.
+"""Sensors that replace the assistant's 300 s mtime watcher (daily logs, vault pages and core files,
+transcripts), and the index maintenance sensor.
 
 They translate: ``core/index/freshness.py`` decides which days and files are stale and due for a
 request (freshness, not change; retries with backoff; a cursor that is only a cache), and these
@@ -23,7 +24,7 @@ from memory_assets.core.index.freshness import (
     stale_days,
     stale_files,
 )
-from memory_assets.defs.index.assets import archival_memories, archive_index
+from memory_assets.defs.index.assets import archival_memories, archive_index, transcript_index
 from memory_assets.defs.index.external import (
     consolidation_log,
     core_files,
@@ -159,7 +160,8 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
             skip_reason=f"{settings.notebook_dir} does not exist; run `memory-assets init`"
         )
     cursor = Cursor.load(context.cursor)
-    scan = stale_files(memory.open().indexer_without_embedder(), cursor, run_states(context.instance))
+    indexer = memory.open().indexer_without_embedder()
+    scan = stale_files(indexer, cursor, run_states(context.instance), groups=("notebook", "core"))
     due = {"vault_index": scan.pages, "core_file_index": scan.core_files}
     runs, events = [], []
     for asset_name, spec in (("vault_index", vault_pages), ("core_file_index", core_files)):
@@ -190,6 +192,43 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
             skip_reason="the index is up to date with every vault page and core file", cursor=cursor.dump()
         )
     return dg.SensorResult(run_requests=runs, asset_events=events, cursor=cursor.dump())
+
+
+@dg.sensor(
+    job=index_files_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Reindex exactly the transcripts whose rows are out of date (appended turns, a deleted "
+    "transcript, a tombstone that hides a turn, a turn passing MEMORY_TRANSCRIPT_RETENTION_DAYS as the "
+    "day turns): one transcript_index run naming them; a failed or lost run is requested again with backoff.",
+)
+def transcript_index_sensor(
+    context: dg.SensorEvaluationContext, memory: MemoryHomeResource
+) -> dg.SensorResult:
+    cursor = Cursor.load(context.cursor)
+    # A home with no transcripts folder may still have transcript rows (a folder deleted): the
+    # index state names them, so the scan runs whatever the folder.
+    indexer = memory.open().indexer_without_embedder()
+    scan = stale_files(indexer, cursor, run_states(context.instance), groups=("transcript",))
+    if not scan.transcripts:
+        return dg.SensorResult(
+            skip_reason="the index is up to date with every transcript", cursor=cursor.dump()
+        )
+    keys = [f.key for f in scan.transcripts]
+    run_key = f"transcript_index:{cursor.generation}:{len(keys)}"
+    for f in scan.transcripts:
+        scan.freshness.requested(f.key, f.digest, run_key, f.attempt)
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(
+                run_key=run_key,
+                asset_selection=[transcript_index.key],
+                run_config={"ops": {"transcript_index": {"config": {"files": keys}}}},
+                tags={"memory_assets/attempt": str(max(f.attempt for f in scan.transcripts))},
+            )
+        ],
+        cursor=cursor.dump(),
+    )
 
 
 @dg.sensor(
@@ -235,4 +274,4 @@ def index_maintenance_sensor(
     )
 
 
-INDEX_SENSORS = [daily_log_sensor, vault_sensor, index_maintenance_sensor]
+INDEX_SENSORS = [daily_log_sensor, vault_sensor, transcript_index_sensor, index_maintenance_sensor]
