@@ -2,7 +2,8 @@
 home and fails on one damaged the way it exists to catch; the CLI maps them to exit codes."""
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -14,13 +15,15 @@ from memory_assets.core.audit.checks import (
     logs_append_only,
     no_tombstoned_content,
     rows_match_logs,
+    rows_match_transcripts,
     run_all,
     search_finds_rows,
     table_bounded,
 )
+from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.knowledge.tombstones import RECONCILE, append_tombstone, tombstone_line
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.settings import Settings
@@ -58,7 +61,9 @@ def test_every_check_passes_on_a_healthy_home(settings: Settings, indexer: Index
     assert list(outcomes) == [
         "logs_append_only",
         "rows_match_logs",
+        "rows_match_transcripts",
         "facts_accounted_for",
+        "turns_accounted_for",
         "ids_unique",
         "no_tombstoned_content",
         "table_bounded",
@@ -217,7 +222,7 @@ def test_cli_check_exits_0_when_healthy_and_1_naming_the_failing_day(
     home = str(settings.home)
     assert main(["--home", home, "check"]) == 0
     out = capsys.readouterr().out
-    assert out.count("passed") == 8 and "FAILED" not in out  # the seven checks and the legacy one
+    assert out.count("passed") == 10 and "FAILED" not in out  # the nine checks and the legacy one
     assert "passed  legacy_rows_recorded_nowhere_else: no legacy rows" in out
 
     indexer.store.table().delete("content = 'Keeps bees on the roof of the flat'")
@@ -332,3 +337,99 @@ def test_table_bounded_counts_the_versions_its_fix_can_prune(settings: Settings,
     assert "memory-assets optimize" in aged.problems[0]
     Indexer(brief, indexer.store).optimize()  # the fix, with the home's retention
     assert table_bounded(indexer.store, max_versions=2, retention_days=brief.version_retention_days).passed
+
+
+# -- the recall tier: transcript rows ----------------------------------------------------------
+AT = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+def talk(settings: Settings, chat: str, *said: str) -> Path:
+    """Turns kept as the write path keeps them (``transcripts/captured/<chat>.jsonl``), a minute apart."""
+    path = settings.transcripts_dir
+    for minute, text in enumerate(said):
+        path = keep_turn(settings.transcripts_dir, chat, text, "Noted.", AT + timedelta(minutes=minute))
+    return path
+
+
+def test_rows_match_transcripts_fails_on_missing_unexpected_and_stale_rows_until_a_full_reindex(
+    settings: Settings, indexer: Indexer
+) -> None:
+    talk(settings, "chat-1", "We adopted a cat called Miso", "The boiler broke again on Monday")
+    chat2 = talk(settings, "chat-2", "Planning a trip to Kyoto in April")
+    chat3 = talk(settings, "chat-3", "Allergic to peanuts since childhood")
+    indexer.sweep()
+    healthy_outcome = rows_match_transcripts(settings, indexer.store)
+    assert healthy_outcome.passed and not healthy_outcome.problems
+    assert healthy_outcome.metadata["transcripts"] == 3 and healthy_outcome.metadata["planned_rows"] == 4
+
+    indexer.store.table().delete("content = 'We adopted a cat called Miso'")  # behind the indexer's back
+    chat2.write_text("\n" + chat2.read_text())  # rewritten: the same turn, a line lower, under its id
+    chat3.unlink()  # its row must go
+    outcome = rows_match_transcripts(settings, indexer.store)
+    assert not outcome.passed and outcome.severity == "error"
+    assert (outcome.metadata["missing_rows"], outcome.metadata["unexpected_rows"]) == (1, 1)
+    assert outcome.metadata["stale_rows"] == 1 and outcome.metadata["transcripts_mismatched"] == 3
+    assert outcome.details == [
+        {
+            "transcript": "captured/chat-1.jsonl",
+            "planned": 2,
+            "stored": 1,
+            "missing": 1,
+            "unexpected": 0,
+            "stale": 0,
+        },
+        {
+            "transcript": "captured/chat-2.jsonl",
+            "planned": 1,
+            "stored": 1,
+            "missing": 0,
+            "unexpected": 0,
+            "stale": 1,
+        },
+        {
+            "transcript": "captured/chat-3.jsonl",
+            "planned": 0,
+            "stored": 1,
+            "missing": 0,
+            "unexpected": 1,
+            "stale": 0,
+        },
+    ]
+    first, _, gone = outcome.problems
+    assert first.startswith("transcripts/captured/chat-1.jsonl: 1 planned row(s) missing from the index")
+    assert "memory-assets reindex --full" in first and "transcript:captured/chat-1.jsonl" in first
+    assert "(the transcript no longer exists, so its rows must go)" in gone
+    # Only the files named: a run of transcript_index checks the files it wrote.
+    only = rows_match_transcripts(settings, indexer.store, files=["captured/chat-2.jsonl"])
+    assert only.metadata["stale_rows"] == 1 and only.metadata["missing_rows"] == 0
+    indexer.sweep(full=True)  # the fix the problem names
+    fixed = rows_match_transcripts(settings, indexer.store)
+    assert fixed.passed and fixed.metadata["planned_rows"] == 3 and fixed.metadata["stored_rows"] == 3
+
+
+def test_no_tombstoned_content_judges_transcript_rows_by_the_turn_rules(
+    settings: Settings, indexer: Indexer
+) -> None:
+    """A turn is hidden by a person's forgotten text it holds, or by its whole turn forgotten (a
+    fact, chat or day), never by the reconcile's retirement of a folded log line."""
+    long_turn = " ".join(f"word{i}" for i in range(300))  # three windows, three rows
+    talk(settings, "chat-1", "Our neighbour Priya lent us her ladder", "Prefers tea over coffee", long_turn)
+    indexer.sweep()
+    with settings.tombstones_path.open("a", encoding="utf-8") as fh:
+        fh.write(tombstone_line("Prefers tea over coffee", by=RECONCILE))
+    retired = no_tombstoned_content(settings, indexer.store)
+    assert retired.passed and retired.metadata["transcript_rows"] == 5  # the turn of that text stays
+
+    append_tombstone(settings.tombstones_path, "Priya")  # a person's forgetting, not yet reindexed
+    with settings.tombstones_path.open("a", encoding="utf-8") as fh:
+        fh.write(tombstone_line(long_turn, turn=True, with_="chat:chat-1"))
+    outcome = no_tombstoned_content(settings, indexer.store)
+    assert not outcome.passed and outcome.metadata["tombstoned_rows"] == 4  # Priya's turn and 3 windows
+    [problem] = outcome.problems
+    assert problem.startswith("transcripts/captured/chat-1.jsonl: 4 row(s) hold tombstoned content")
+    assert "run `memory-assets reindex`, which removes them" in problem
+    assert sum(1 for d in outcome.details if "Priya" in d["content"]) == 1
+    indexer.sweep()
+    assert no_tombstoned_content(settings, indexer.store).passed
+    left = indexer.store.scan(["content"], where="source_type = 'transcript'").column("content").to_pylist()
+    assert left == ["Prefers tea over coffee"]

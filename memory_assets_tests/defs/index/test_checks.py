@@ -37,6 +37,8 @@ def test_every_check_has_a_description_and_targets_its_asset() -> None:
     assert targets == {
         "ids_unique": "archival_memories",
         "rows_match_logs": "archival_memories",
+        "rows_match_transcripts": "archival_memories",
+        "turns_accounted_for": "archival_memories",
         "no_tombstoned_content": "archival_memories",
         "table_bounded": "archival_memories",
         "search_finds_rows": "archival_memories",
