@@ -86,6 +86,24 @@ class DataError(ValueError):
     """The file is not LoCoMo's ``locomo10.json`` as this script knows it."""
 
 
+def split_of(
+    parser: argparse.ArgumentParser, split: str, external_check: bool, inspecting: bool
+) -> tuple[str, ...]:
+    """The conversations of ``split``; a parser error for the test split unless this is the external
+    check (``--external-check``), and for the test split inspected (tuning, misses listed)."""
+    if split == "test":
+        if not external_check:
+            parser.error(
+                "the test split (conv-44, conv-47 to conv-50) is held out for the external check; "
+                "run on the dev split (the default), or pass --external-check if this is that check"
+            )
+        if inspecting:
+            parser.error(
+                "--tune and --misses are for the dev split only: the test split is measured, never inspected"
+            )
+    return DEV_SPLIT if split == "dev" else TEST_SPLIT
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading the file
 # ---------------------------------------------------------------------------------------------
@@ -103,6 +121,7 @@ class Session:
     number: int
     when: datetime
     observations: list[tuple[str, str]]  # (turn id, text), in turn order
+    dialogue: list[tuple[str, str, str]] = field(default_factory=list)  # (turn id, speaker, text), in order
 
 
 @dataclass
@@ -170,8 +189,12 @@ def _conversation(raw: dict[str, Any], where: str) -> Conversation:
         if not m or not isinstance(value, list):
             continue
         number = int(m.group(1))
+        dialogue = []
         for turn in value:
             turns[turn.get("dia_id", "")] = turn.get("text", "")
+            dialogue.append(
+                (str(turn.get("dia_id", "")), str(turn.get("speaker", "")), str(turn.get("text", "")))
+            )
         observations: list[tuple[str, str]] = []
         for per_speaker in (observed.get(f"session_{number}_observation") or {}).values():
             for item in per_speaker:
@@ -185,7 +208,12 @@ def _conversation(raw: dict[str, Any], where: str) -> Conversation:
         # to all of them), in the order of its first turn.
         observations.sort(key=lambda o: _turn_order(o[0]))
         sessions.append(
-            Session(number, _session_time(talk.get(f"{key}_date_time", ""), f"{where} {key}"), observations)
+            Session(
+                number,
+                _session_time(talk.get(f"{key}_date_time", ""), f"{where} {key}"),
+                observations,
+                dialogue,
+            )
         )
     sessions.sort(key=lambda s: s.number)
     questions = [
@@ -482,17 +510,7 @@ def main() -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary homes")
     args = parser.parse_args()
-    if args.split == "test":
-        if not args.external_check:
-            parser.error(
-                "the test split (conv-44, conv-47 to conv-50) is held out for the external check; "
-                "run on the dev split (the default), or pass --external-check if this is that check"
-            )
-        if args.tune or args.misses:
-            parser.error(
-                "--tune and --misses are for the dev split only: the test split is measured, never inspected"
-            )
-    wanted = DEV_SPLIT if args.split == "dev" else TEST_SPLIT
+    wanted = split_of(parser, args.split, args.external_check, inspecting=args.tune or args.misses)
     try:
         conversations = load(args.path, wanted)
     except DataError as exc:

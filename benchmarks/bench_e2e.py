@@ -1,0 +1,1259 @@
+"""End-to-end recall through the real memory service: real conversations fed turn by turn, then
+each question asked, as an assistant uses the memory (issue 25).
+
+    .venv/bin/python benchmarks/bench_e2e.py --locomo PATH/locomo10.json                  # both dev sets
+    .venv/bin/python benchmarks/bench_e2e.py --locomo PATH/locomo10.json --root /work/e2e-root  # keep the homes
+    .venv/bin/python benchmarks/bench_e2e.py --locomo PATH/locomo10.json --root /work/e2e-root --reuse
+    .venv/bin/python benchmarks/bench_e2e.py --only longmemeval --limit-questions 4     # a quick look
+
+**Through the real server over HTTP.** Each side runs its own ``memory-assets serve`` (a
+subprocess on a free loopback port, waited for until ready, stopped by its pid), serving one
+root with one home per user, and every turn goes through ``POST /v1/users/{id}/turns``, every
+question through ``POST /v1/users/{id}/search``. The sides, on the same questions:
+
+* ``now``: the working tree's ``memory_assets`` (this repository);
+* ``before``: the memory before the recall tier, the code at commit 151b190 (the parent of the
+  recall tier's first commit b6c9f24), checked out by this script in a temporary ``git worktree``
+  (removed at the end) and run with the same venv's python, ``PYTHONPATH`` pointing at the
+  worktree (checked: its ``memory_assets.__file__`` is under the worktree). Its search takes no
+  ``today`` (read from each side's OpenAPI document), so it asks as of the real day;
+* ``cosine``: plain cosine over the raw turns with the project's embedder (the same model), exact
+  top k, no server: a vector store of the raw messages.
+
+**LoCoMo, dev split only** (conv-26, conv-30, conv-41 to conv-43; ``--locomo PATH``, the file you
+download: CC BY-NC 4.0, never committed, and nothing of it is printed but aggregates unless you
+ask ``--misses``). The file is read by ``bench_locomo.load``, the split by
+``bench_locomo.split_of`` (the test split is refused unless ``--split test --external-check``, and
+then never inspected), categories 1-4 in the official mapping. One home per speaker: each
+speaker's turn is posted as that user's, with the other speaker's previous turn of the session as
+the assistant's answer, the turn's id (``D1:3``) as the chat id and the session's date-time as
+``at``, in order. A question goes to the home of the one speaker it names, else to both, the two
+answers merged by score. Cosine ranks all turns of the conversation.
+
+**LongMemEval-S, the dev sample** (``--longmemeval DIR``, 40 questions, MIT; no other LongMemEval
+data is read). One home per question: each user message posted with the assistant's reply that
+follows it, ``at`` the session's date, the chat id the session id and the message's index in it
+(``<session>:<i>``), sessions in date order. Asked with ``today`` = the question's date.
+Measured at the turn level (a user turn with ``has_answer``) and at the session level (a turn of
+an answer session). Cosine ranks the question's raw user messages.
+
+**A hit at k**: one of the first k rows returned is, or was written from, an evidence turn. A
+transcript row is its turn (its ``chat``); a fact row (any other source type) is every turn whose
+``POST`` answer reported that fact text as written (outcome ``new`` or ``revision``; recorded per
+home), and the turn its ``said`` provenance names. A question none of whose evidence turns exists
+in the data counts as a miss.
+
+**Also printed**: per question type; which kind of row hit (fact or transcript) and why the misses
+missed (the evidence was in the other speaker's home only; the evidence turn left no row; ranked
+11-50 when asked for 50; not in the top 50); the share of evidence turns that left any row; the
+index size on disk (``du`` of each home's index directory) per 1,000 turns posted; the targets
+(now @10 ≥ cosine @10 + 10 points on both sets; no question type below before).
+
+**Building takes long** (about 12,700 turns a side); ``--root DIR`` keeps the roots, the answers
+of every ``POST`` (``DIR/records/<side>/<user>.jsonl``) and the cosine vectors, and ``--reuse``
+only asks again (minutes). Without ``--reuse``, a ``--root`` run posts only the homes not yet
+complete there (a home left incomplete is deleted and posted again). Homes are posted
+concurrently (``--workers``, one home per worker at a time, each home's turns in order).
+
+Figures to stdout, progress to stderr, the figures as JSON with ``--json PATH``.
+"""
+
+# ruff: noqa: I001  (_common must be imported first: it sets LANCEDB_LOG / HF_HUB_OFFLINE)
+import _common  # noqa: F401
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo: memory_assets_tests
+
+import bench_locomo
+from _common import log, table
+from memory_assets_tests.processes import free_port, stop_tree
+
+REPO = Path(__file__).resolve().parents[1]
+BEFORE_COMMIT = "151b190"  # the parent of b6c9f24, the recall tier's first commit
+SIDES = ("now", "before", "cosine")
+SERVED = ("now", "before")
+SETS = ("locomo", "longmemeval")
+LONGMEMEVAL_DEFAULT = REPO.parent / "shared" / "data" / "longmemeval-dev"
+LME_TYPES = (
+    "single-session-user",
+    "single-session-preference",
+    "multi-session",
+    "knowledge-update",
+    "temporal-reasoning",
+)
+KS = (1, 5, 10)
+DIAGNOSE_LIMIT = 50  # a miss is asked again for this many rows: ranked 11-50, or not at all
+MAX_TEXT = 32_768  # the server's default max_text_chars
+TARGET_GAIN = 10.0  # now @10 >= cosine @10 + 10 points
+READY_WAIT_S = 900.0  # start-up includes the catch-up sweep of every home
+LAUNCH = "import sys; from memory_assets.cli import main; sys.exit(main(sys.argv[1:]))"
+WHERE = "import os, memory_assets; print(os.path.realpath(memory_assets.__file__))"
+
+
+class BenchError(RuntimeError):
+    """A run that cannot go on: the message names what and the fix."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The dev sets
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PostTurn:
+    key: str  # unique in its set: "conv-26:D1:3", "099778bb:7e02e59b_4:2"
+    chat: str  # the chat id posted
+    user: str
+    assistant: str
+    at: str  # ISO date-time, UTC
+
+
+@dataclass
+class Question:
+    qid: str
+    kind: str
+    text: str
+    homes: tuple[str, ...]  # the homes it is asked in
+    today: str  # YYYY-MM-DD: the day it is asked on
+    evidence: dict[str, frozenset[str]]  # level -> the turn keys that make a hit
+    group: str  # the cosine anchor's corpus
+
+
+@dataclass
+class DevSet:
+    name: str
+    kinds: tuple[str, ...]
+    levels: tuple[str, ...]  # "turn" first: the level the targets and the coverage are on
+    homes: dict[str, list[PostTurn]]  # user id -> its turns, in posting order
+    questions: list[Question]
+    corpus: dict[str, list[tuple[str, str]]]  # group -> (turn key, raw text): the cosine anchor
+    note: str = ""
+
+    def chat_turn(self) -> dict[str, dict[str, str]]:
+        """Per home, chat id -> turn key."""
+        return {user: {t.chat: t.key for t in turns} for user, turns in self.homes.items()}
+
+    def home_of(self) -> dict[str, str]:
+        return {t.key: user for user, turns in self.homes.items() for t in turns}
+
+    def limited(self, n: int | None) -> "DevSet":
+        """The first ``n`` questions, the homes and corpora they need."""
+        if n is None:
+            return self
+        questions = self.questions[:n]
+        homes = {h for q in questions for h in q.homes}
+        groups = {q.group for q in questions}
+        return DevSet(
+            self.name,
+            self.kinds,
+            self.levels,
+            {u: t for u, t in self.homes.items() if u in homes},
+            questions,
+            {g: c for g, c in self.corpus.items() if g in groups},
+            self.note,
+        )
+
+
+def user_slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+
+
+def locomo_set(path: Path, wanted: Sequence[str]) -> DevSet:
+    conversations = bench_locomo.load(path, wanted)
+    homes: dict[str, list[PostTurn]] = {}
+    corpus: dict[str, list[tuple[str, str]]] = {}
+    questions: list[Question] = []
+    unknown = 0
+    for c in conversations:
+        if len(c.speakers) != 2:
+            raise bench_locomo.DataError(f"{path} {c.sample_id}: expected two speakers, got {c.speakers}")
+        user_of = {s: f"locomo-{c.sample_id}-{user_slug(s)}" for s in c.speakers}
+        for u in user_of.values():
+            homes[u] = []
+        group = corpus.setdefault(c.sample_id, [])
+        for session in c.sessions:
+            if not session.dialogue:
+                raise bench_locomo.DataError(f"{path} {c.sample_id} session {session.number}: no turns")
+            last: dict[str, str] = {}
+            for dia, speaker, text in session.dialogue:
+                if speaker not in user_of:
+                    raise bench_locomo.DataError(
+                        f"{path} {c.sample_id} {dia}: speaker {speaker!r} is neither of {c.speakers}"
+                    )
+                other = next(s for s in c.speakers if s != speaker)
+                key = f"{c.sample_id}:{dia}"
+                if text.strip():
+                    homes[user_of[speaker]].append(
+                        PostTurn(key, dia, text, last.get(other, ""), iso(session.when))
+                    )
+                    group.append((key, text))
+                last[speaker] = text
+        known = set(c.turns)
+        for i, q in enumerate(c.questions):
+            named = [s for s in c.speakers if re.search(rf"\b{re.escape(s.split()[0])}\b", q.text, re.I)]
+            asked = (user_of[named[0]],) if len(named) == 1 else tuple(user_of[s] for s in c.speakers)
+            evidence = frozenset(f"{c.sample_id}:{t}" for t in q.evidence if t in known)
+            unknown += len(q.evidence - known)
+            questions.append(
+                Question(
+                    f"{c.sample_id}#{i}",
+                    q.kind,
+                    q.text,
+                    asked,
+                    c.today.isoformat(),
+                    {"turn": evidence},
+                    c.sample_id,
+                )
+            )
+    return DevSet(
+        "locomo",
+        bench_locomo.KINDS,
+        ("turn",),
+        homes,
+        questions,
+        corpus,
+        f"{unknown} evidence turn id(s) name no turn of the data (left out)",
+    )
+
+
+def _lme_time(text: object, where: str) -> datetime:
+    try:
+        return datetime.strptime(re.sub(r"\s*\(\w+\)\s*", " ", str(text)).strip(), "%Y/%m/%d %H:%M").replace(
+            tzinfo=UTC
+        )
+    except ValueError as exc:
+        raise bench_locomo.DataError(
+            f"{where}: cannot read the date {text!r} (expected '2023/05/20 (Sat) 08:24')"
+        ) from exc
+
+
+def longmemeval_set(directory: Path) -> DevSet:
+    files = sorted(directory.glob("*.json"))
+    if not files:
+        raise bench_locomo.DataError(
+            f"{directory}: no <question_id>.json files; pass the LongMemEval-S dev sample's folder with --longmemeval"
+        )
+    homes: dict[str, list[PostTurn]] = {}
+    corpus: dict[str, list[tuple[str, str]]] = {}
+    questions: list[Question] = []
+    for f in files:
+        try:
+            d = json.loads(f.read_text(encoding="utf-8"))
+            qid, kind, text = str(d["question_id"]), str(d["question_type"]), str(d["question"])
+            sessions, ids, dates = d["haystack_sessions"], d["haystack_session_ids"], d["haystack_dates"]
+            answer_ids = set(d["answer_session_ids"])
+            today = _lme_time(d["question_date"], f"{f} question_date").date().isoformat()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise bench_locomo.DataError(
+                f"{f}: not a LongMemEval question as this script reads it ({exc!r})"
+            ) from exc
+        if kind not in LME_TYPES:
+            raise bench_locomo.DataError(f"{f}: question_type {kind!r} is not one of {', '.join(LME_TYPES)}")
+        if not len(sessions) == len(ids) == len(dates):
+            raise bench_locomo.DataError(f"{f}: haystack_sessions, _session_ids and _dates differ in length")
+        user = f"lme-{user_slug(qid)}"
+        turns: list[PostTurn] = []
+        group = corpus.setdefault(qid, [])
+        turn_level: set[str] = set()
+        session_level: set[str] = set()
+        order = sorted(
+            range(len(sessions)), key=lambda i: (_lme_time(dates[i], f"{f} haystack_dates[{i}]"), i)
+        )
+        seen: Counter[str] = Counter()
+        for i in order:
+            sid = str(ids[i])
+            name = sid if not seen[sid] else f"{sid}#{seen[sid]}"  # a session id given twice
+            seen[sid] += 1
+            at = iso(_lme_time(dates[i], f"{f} haystack_dates[{i}]"))
+            session = sessions[i]
+            for j, t in enumerate(session):
+                if t.get("role") != "user" or not str(t.get("content", "")).strip():
+                    continue
+                reply = []
+                for nxt in session[j + 1 :]:
+                    if nxt.get("role") != "assistant":
+                        break
+                    reply.append(str(nxt.get("content", "")))
+                chat = f"{name}:{j}"
+                key = f"{qid}:{chat}"
+                turns.append(PostTurn(key, chat, str(t["content"]), "\n\n".join(reply), at))
+                group.append((key, str(t["content"])))
+                if t.get("has_answer"):
+                    turn_level.add(key)
+                if sid in answer_ids:
+                    session_level.add(key)
+        homes[user] = turns
+        questions.append(
+            Question(
+                qid,
+                kind,
+                text,
+                (user,),
+                today,
+                {"turn": frozenset(turn_level), "session": frozenset(session_level)},
+                qid,
+            )
+        )
+    return DevSet("longmemeval", LME_TYPES, ("turn", "session"), homes, questions, corpus)
+
+
+def digest(turns: Sequence[PostTurn]) -> str:
+    h = hashlib.sha256()
+    for t in turns:
+        h.update(json.dumps([t.key, t.chat, t.user, t.assistant, t.at]).encode())
+    return h.hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------------------------
+# The servers
+# ---------------------------------------------------------------------------------------------
+
+
+def side_env(code: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMORY_HOME", "MEMORY_ROOT", "MEMORY_INDEX_URI")}
+    env.update(
+        {
+            "PYTHONPATH": str(code),
+            "LANCEDB_LOG": "error",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+    )
+    return env
+
+
+def check_code(code: Path) -> str:
+    """The ``memory_assets`` a side's processes import: it must be ``code``'s."""
+    out = subprocess.run(
+        [sys.executable, "-c", WHERE],
+        env=side_env(code),
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+    )
+    where = out.stdout.strip()
+    if out.returncode != 0 or not where.startswith(str(code.resolve()) + os.sep):
+        raise BenchError(
+            f"a process with PYTHONPATH={code} imports memory_assets from {where or out.stderr.strip()!r}, "
+            f"not from {code}: the side would run the wrong code"
+        )
+    return where
+
+
+class Worktree:
+    """``git worktree add --detach TMP <commit>``, removed on exit."""
+
+    def __init__(self, commit: str) -> None:
+        self.commit = commit
+        self.tmp = Path(tempfile.mkdtemp(prefix="bench_e2e_before_"))
+        self.path = self.tmp / "tree"
+
+    def __enter__(self) -> Path:
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(self.path), self.commit],
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode != 0:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise BenchError(f"git worktree add {self.commit} failed: {out.stderr.strip()}")
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "remove", "--force", str(self.path)], capture_output=True
+        )
+        subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+@dataclass
+class Server:
+    side: str
+    code: Path
+    root: Path
+    port: int
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    today: bool = False  # its search body takes ``today``
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=600.0)
+
+    def stop(self) -> None:
+        stop_tree(self.proc, sig=signal.SIGTERM, grace=60.0)
+
+
+def start_server(side: str, code: Path, root: Path, logs: Path) -> Server:
+    root.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log_path = logs / f"server-{side}.log"
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", LAUNCH, "serve", "--root", str(root), "--port", str(port)],
+            env=side_env(code),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=str(root),
+            start_new_session=True,
+        )
+    server = Server(side, code, root, port, proc, log_path)
+    try:
+        deadline = time.monotonic() + READY_WAIT_S
+        while True:
+            if proc.poll() is not None:
+                raise BenchError(f"the {side} server exited ({proc.returncode}); its log: {log_path}")
+            try:
+                answer = httpx.get(f"{server.url}/ready", timeout=5)
+                state = answer.json()
+                if answer.status_code == 200 and state["catch_up"]["finished"]:
+                    break
+            except (httpx.HTTPError, ValueError, KeyError):
+                pass
+            if time.monotonic() > deadline:
+                raise BenchError(
+                    f"the {side} server was not ready in {READY_WAIT_S:.0f} s; its log: {log_path}"
+                )
+            time.sleep(0.5)
+        schemas = httpx.get(f"{server.url}/openapi.json", timeout=30).json()["components"]["schemas"]
+        server.today = any("today" in s.get("properties", {}) for n, s in schemas.items() if "Search" in n)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def call(client: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:
+    """One request; a 503 (busy) is retried after its Retry-After, any other error raised with its body."""
+    for attempt in range(60):
+        answer = client.request(method, url, **kwargs)
+        if answer.status_code == 503 and attempt < 59:
+            time.sleep(float(answer.headers.get("Retry-After", "1")))
+            continue
+        if answer.status_code >= 400:
+            raise BenchError(f"{method} {url}: {answer.status_code} {answer.text[:500]}")
+        return answer.json()
+    raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------------------------------------
+# Posting, and what each POST wrote
+# ---------------------------------------------------------------------------------------------
+
+
+def norm(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+@dataclass
+class Record:
+    """What the POSTs of one home wrote: fact text -> the turns it was written from."""
+
+    turns: int = 0
+    done: bool = False
+    digest: str = ""
+    seconds: float = 0.0
+    written: dict[str, set[str]] = field(default_factory=dict)
+    turns_with_facts: int = 0
+    facts_written: int = 0
+    confirmations: int = 0
+    truncated: int = 0
+
+
+def read_record(path: Path) -> Record:
+    rec = Record()
+    if not path.exists():
+        return rec
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        if item.get("done"):
+            rec.done, rec.digest, rec.seconds = True, item["digest"], float(item["seconds"])
+            continue
+        rec.turns += 1
+        rec.confirmations += int(item.get("confirmed", 0))
+        rec.truncated += int(item.get("truncated", 0))
+        if item["written"]:
+            rec.turns_with_facts += 1
+        for content in item["written"]:
+            rec.facts_written += 1
+            rec.written.setdefault(norm(content), set()).add(item["turn"])
+    return rec
+
+
+def post_home(
+    server: Server, user: str, turns: Sequence[PostTurn], path: Path, progress: Callable[[int], None]
+) -> None:
+    start = time.perf_counter()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with server.client() as client, path.open("w", encoding="utf-8") as out:
+        for t in turns:
+            cut = int(len(t.user) > MAX_TEXT) + int(len(t.assistant) > MAX_TEXT)
+            body = {
+                "user": t.user[:MAX_TEXT],
+                "assistant": t.assistant[:MAX_TEXT],
+                "chat_id": t.chat,
+                "at": t.at,
+            }
+            answer = call(client, "POST", f"/v1/users/{user}/turns", json=body)
+            facts = answer.get("facts") or []
+            written = [f["content"] for f in facts if f.get("outcome") in ("new", "revision")]
+            confirmed = sum(1 for f in facts if f.get("outcome") == "confirmation")
+            item = {"turn": t.key, "written": written, "confirmed": confirmed, "truncated": cut}
+            out.write(json.dumps(item) + "\n")
+            out.flush()
+            progress(1)
+        out.write(
+            json.dumps(
+                {
+                    "done": True,
+                    "turns": len(turns),
+                    "digest": digest(turns),
+                    "seconds": time.perf_counter() - start,
+                }
+            )
+            + "\n"
+        )
+
+
+def build_side(server: Server, dev: DevSet, records: Path, workers: int) -> float:
+    """Post every home of ``dev`` not yet complete in ``records`` (an incomplete one is posted
+    again from scratch: its home was deleted before the server started). Returns the wall time."""
+    todo = [
+        (u, t)
+        for u, t in dev.homes.items()
+        if not (r := read_record(records / f"{u}.jsonl")).done or r.digest != digest(t)
+    ]
+    if not todo:
+        return 0.0
+    total = sum(len(t) for _, t in todo)
+    done = [0]
+    lock = threading.Lock()
+    start = time.perf_counter()
+    last = [start]
+
+    def progress(n: int) -> None:
+        with lock:
+            done[0] += n
+            now = time.perf_counter()
+            if now - last[0] > 30 or done[0] == total:
+                last[0] = now
+                rate = done[0] / (now - start)
+                log(
+                    f"  {server.side}/{dev.name}: {done[0]:,}/{total:,} turns posted, {rate:.1f} turns/s, "
+                    f"about {(total - done[0]) / max(rate, 1e-9) / 60:.0f} min left"
+                )
+
+    todo.sort(key=lambda ut: -len(ut[1]))  # the longest homes first: the pool ends together
+    log(f"posting {total:,} turns to {len(todo)} {dev.name} homes on {server.side} ({workers} workers)")
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(post_home, server, u, t, records / f"{u}.jsonl", progress) for u, t in todo]
+        for f in futures:
+            f.result()
+    return time.perf_counter() - start
+
+
+def clear_incomplete(side_root: Path, records: Path, dev: DevSet) -> list[str]:
+    """Delete the home (and record) of each user whose record is not complete, before its server starts."""
+    cleared = []
+    for user, turns in dev.homes.items():
+        path = records / f"{user}.jsonl"
+        rec = read_record(path)
+        if rec.done and rec.digest == digest(turns):
+            continue
+        home = side_root / "users" / user
+        if home.exists() or path.exists():
+            cleared.append(user)
+        shutil.rmtree(home, ignore_errors=True)
+        path.unlink(missing_ok=True)
+    return cleared
+
+
+# ---------------------------------------------------------------------------------------------
+# Asking
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Found:
+    """One side's answer to one question at one level."""
+
+    rank: int | None  # of the first row that is, or was written from, an evidence turn
+    kind: str | None  # that row's: "fact" or "transcript"
+    rank50: int | None = None  # asked again for 50 rows when missed at 10 (served sides)
+    cause: str | None = None  # why it missed at 10
+
+
+@dataclass
+class Maps:
+    """What maps a returned row of a home to the turns it is, or was written from."""
+
+    chat_turn: dict[str, dict[str, str]]
+    written: dict[str, dict[str, set[str]]]
+
+    def turns_of(self, home: str, row: dict[str, Any]) -> tuple[set[str], str]:
+        chats = self.chat_turn.get(home, {})
+        if row.get("source_type") == "transcript":
+            chat = row.get("chat")
+            if not isinstance(chat, str):
+                chat = Path(str(row.get("source_file") or "")).stem
+            key = chats.get(chat)
+            return ({key} if key else set()), "transcript"
+        keys = set(self.written.get(home, {}).get(norm(row.get("content", "")), set()))
+        said = row.get("said")
+        if isinstance(said, dict) and isinstance(said.get("chat"), str) and said["chat"] in chats:
+            keys.add(chats[said["chat"]])
+        return keys, "fact"
+
+
+def ask(client: httpx.Client, server: Server, q: Question, limit: int) -> list[tuple[str, dict[str, Any]]]:
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for home in q.homes:
+        body: dict[str, Any] = {"query": q.text[:MAX_TEXT], "limit": limit}
+        if server.today:
+            body["today"] = q.today
+        rows += [(home, h) for h in call(client, "POST", f"/v1/users/{home}/search", json=body)["hits"]]
+    rows.sort(key=lambda r: -float(r[1].get("score", 0.0)))  # two homes: merged by score (stable)
+    return rows[:limit]
+
+
+def first_hit(
+    rows: Sequence[tuple[str, dict[str, Any]]], maps: Maps, evidence: frozenset[str]
+) -> tuple[int | None, str | None]:
+    for i, (home, row) in enumerate(rows):
+        keys, kind = maps.turns_of(home, row)
+        if keys & evidence:
+            return i + 1, kind
+    return None, None
+
+
+@dataclass
+class Listing:
+    """What a home's index holds, as its memory list shows it."""
+
+    transcript_chats: set[str]
+    fact_contents: set[str]
+    index_bytes: int
+    rows_by_type: dict[str, int]
+
+
+def du(path: Path) -> int:
+    """Bytes on disk under ``path`` (``du -s``: allocated blocks)."""
+    total = 0
+    for base, _, files in os.walk(path):
+        for name in files:
+            with suppress(OSError):
+                total += os.lstat(os.path.join(base, name)).st_blocks * 512
+    return total
+
+
+def list_home(client: httpx.Client, server: Server, user: str) -> Listing:
+    def every(params: dict[str, Any]) -> Iterable[dict[str, Any]]:
+        cursor = None
+        while True:
+            page = call(
+                client,
+                "GET",
+                f"/v1/users/{user}/memories",
+                params={**params, "limit": 100, **({"cursor": cursor} if cursor else {})},
+            )
+            yield from page["memories"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    status = call(client, "GET", f"/v1/users/{user}/status")
+    by_type = dict(status.get("index_rows_by_source_type") or {})
+    chats: set[str] = set()
+    if by_type.get("transcript"):
+        for m in every({"source_type": "transcript"}):
+            chat = ((m.get("provenance") or {}).get("block") or {}).get("chat")
+            chats.add(chat if isinstance(chat, str) else Path(str(m.get("source_file"))).stem)
+    facts = {norm(m["content"]) for m in every({})}
+    index = server.root / "users" / user / str(status.get("index_uri") or "index")
+    return Listing(chats, facts, du(index), by_type)
+
+
+@dataclass
+class SideResult:
+    found: dict[str, dict[str, Found]]  # qid -> level -> Found
+    listings: dict[str, Listing] = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=dict)
+    seconds_asking: float = 0.0
+    seconds_posting: float = 0.0  # the sum over homes of their posting time (from the records)
+    today: bool = False
+
+
+def ask_side(server: Server, dev: DevSet, records: Path) -> SideResult:
+    recs = {u: read_record(records / f"{u}.jsonl") for u in dev.homes}
+    incomplete = [u for u, r in recs.items() if not r.done or r.digest != digest(dev.homes[u])]
+    if incomplete:
+        raise BenchError(
+            f"{server.side}: the homes {', '.join(incomplete[:5])}{' ...' if len(incomplete) > 5 else ''} of "
+            f"{dev.name} are not complete in {records}; run without --reuse to post them"
+        )
+    maps = Maps(dev.chat_turn(), {u: r.written for u, r in recs.items()})
+    home_of = dev.home_of()
+    start = time.perf_counter()
+    result = SideResult({}, records=recs, today=server.today)
+    with server.client() as client:
+        for user in dev.homes:
+            result.listings[user] = list_home(client, server, user)
+        left = {u: left_rows(result.listings[u], recs[u], dev.homes[u]) for u in dev.homes}
+        for n, q in enumerate(dev.questions):
+            rows = ask(client, server, q, 10)
+            result.found[q.qid] = {}
+            for level in dev.levels:
+                rank, kind = first_hit(rows, maps, q.evidence[level])
+                result.found[q.qid][level] = Found(rank, kind)
+            missed = [lv for lv in dev.levels if result.found[q.qid][lv].rank is None]
+            if missed:
+                wide = ask(client, server, q, DIAGNOSE_LIMIT)
+                for level in missed:
+                    found = result.found[q.qid][level]
+                    found.rank50, _ = first_hit(wide, maps, q.evidence[level])
+                    found.cause = cause_of(q, level, found, home_of, left)
+            if (n + 1) % 200 == 0:
+                log(f"  {server.side}/{dev.name}: {n + 1}/{len(dev.questions)} questions asked")
+    result.seconds_asking = time.perf_counter() - start
+    result.seconds_posting = sum(r.seconds for r in recs.values())
+    return result
+
+
+def left_rows(listing: Listing, rec: Record, turns: Sequence[PostTurn]) -> dict[str, set[str]]:
+    """Per turn key of a home: the kinds of row it left in the index ("transcript", "fact")."""
+    out: dict[str, set[str]] = {t.key: set() for t in turns}
+    for t in turns:
+        if t.chat in listing.transcript_chats:
+            out[t.key].add("transcript")
+    for content, keys in rec.written.items():
+        if content in listing.fact_contents:
+            for key in keys:
+                out.setdefault(key, set()).add("fact")
+    return out
+
+
+def cause_of(
+    q: Question, level: str, found: Found, home_of: dict[str, str], left: dict[str, dict[str, set[str]]]
+) -> str:
+    evidence = q.evidence[level]
+    if not evidence:
+        return "no evidence turn in the data"
+    asked = [k for k in evidence if home_of.get(k) in q.homes]
+    if not asked:
+        return "evidence in the other speaker's home only"
+    if not any(left[home_of[k]].get(k) for k in asked):
+        return "evidence turn left no row"
+    if found.rank50 is not None:
+        return "ranked 11-50"
+    return "not in the top 50"
+
+
+# ---------------------------------------------------------------------------------------------
+# The cosine anchor
+# ---------------------------------------------------------------------------------------------
+
+
+def cosine_side(dev: DevSet, cache: Path | None) -> SideResult:
+    from memory_assets.core.models.embedder import shared_embedder
+
+    emb = shared_embedder()
+    start = time.perf_counter()
+    keys = [k for g in dev.corpus.values() for k, _ in g]
+    texts = [t for g in dev.corpus.values() for _, t in g]
+    queries = [q.text for q in dev.questions]
+    tag = hashlib.sha256(json.dumps([emb.model_name, keys, texts, queries]).encode()).hexdigest()[:16]
+    path = cache / f"cosine-{dev.name}-{tag}.npz" if cache else None
+    if path is not None and path.exists():
+        data = np.load(path)
+        turns, asked = data["turns"], data["queries"]
+        log(f"  cosine/{dev.name}: vectors read from {path}")
+    else:
+        log(f"  cosine/{dev.name}: embedding {len(texts):,} raw turns and {len(queries)} questions")
+        turns = np.asarray(emb.embed(texts), dtype=np.float32)
+        asked = np.asarray(emb.embed(queries), dtype=np.float32)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(path, turns=turns, queries=asked)
+    turns = turns / np.linalg.norm(turns, axis=1, keepdims=True)
+    asked = asked / np.linalg.norm(asked, axis=1, keepdims=True)
+    span: dict[str, tuple[int, int]] = {}
+    at = 0
+    for g, items in dev.corpus.items():
+        span[g] = (at, at + len(items))
+        at += len(items)
+    result = SideResult({})
+    for i, q in enumerate(dev.questions):
+        lo, hi = span[q.group]
+        order = np.argsort(-(turns[lo:hi] @ asked[i]), kind="stable")[:DIAGNOSE_LIMIT]
+        ranked = [keys[lo + j] for j in order]
+        result.found[q.qid] = {}
+        for level in dev.levels:
+            rank = next((n + 1 for n, k in enumerate(ranked[:10]) if k in q.evidence[level]), None)
+            rank50 = next((n + 1 for n, k in enumerate(ranked) if k in q.evidence[level]), None)
+            result.found[q.qid][level] = Found(rank, "turn" if rank else None, rank50)
+    result.seconds_asking = time.perf_counter() - start
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------------------
+
+
+def rate(dev: DevSet, res: SideResult, level: str, k: int, kind: str | None = None) -> float:
+    qs = [q for q in dev.questions if kind is None or q.kind == kind]
+    if not qs:
+        return float("nan")
+    hit = sum(1 for q in qs if (r := res.found[q.qid][level].rank) is not None and r <= k)
+    return 100.0 * hit / len(qs)
+
+
+def fmt(x: float) -> str:
+    return "-" if x != x else f"{x:.1f}"
+
+
+def recall_tables(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[str, str]:
+    counts = Counter(q.kind for q in dev.questions)
+    rows = []
+    for side, res in results.items():
+        rows.append([side, *(fmt(rate(dev, res, level, k)) for k in KS)])
+    overall = table(rows, ["side", *(f"@{k}" for k in KS)])
+    rows = []
+    for side, res in results.items():
+        rows.append(
+            [
+                side,
+                *(fmt(rate(dev, res, level, 10, kind)) for kind in dev.kinds),
+                fmt(rate(dev, res, level, 10)),
+            ]
+        )
+    per = table(rows, ["@10", *(f"{k} ({counts[k]})" for k in dev.kinds), f"all ({len(dev.questions)})"])
+    return overall, per
+
+
+def per_kind_at(dev: DevSet, results: dict[str, SideResult], level: str) -> str:
+    rows = []
+    for kind in (*dev.kinds, None):
+        for n, (side, res) in enumerate(results.items()):
+            rows.append(
+                [(kind or "all") if n == 0 else "", side, *(fmt(rate(dev, res, level, k, kind)) for k in KS)]
+            )
+    return table(rows, ["type", "side", *(f"@{k}" for k in KS)])
+
+
+def hit_kinds(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[str, dict[str, Any]]:
+    """Per served side and type: hits @10 by the kind of the first hitting row; misses by cause."""
+    causes = (
+        "evidence in the other speaker's home only",
+        "evidence turn left no row",
+        "ranked 11-50",
+        "not in the top 50",
+        "no evidence turn in the data",
+    )
+    rows, out = [], {}
+    for side, res in results.items():
+        if side not in SERVED:
+            continue
+        out[side] = {}
+        for kind in (*dev.kinds, None):
+            qs = [q for q in dev.questions if kind is None or q.kind == kind]
+            found = [res.found[q.qid][level] for q in qs]
+            by_row = Counter(f.kind for f in found if f.rank is not None)
+            by_cause = Counter(f.cause for f in found if f.rank is None)
+            out[side][kind or "all"] = {
+                "questions": len(qs),
+                "hit_by": dict(by_row),
+                "missed_by": dict(by_cause),
+            }
+            rows.append(
+                [
+                    side if kind is None or kind == dev.kinds[0] else "",
+                    kind or "all",
+                    len(qs),
+                    by_row.get("fact", 0),
+                    by_row.get("transcript", 0),
+                    *(by_cause.get(c, 0) for c in causes[:4]),
+                ]
+            )
+    header = [
+        "side",
+        "type",
+        "questions",
+        "hit @10 by a fact row",
+        "by a transcript row",
+        "missed: evidence in the other home only",
+        "evidence left no row",
+        "ranked 11-50",
+        "not in the top 50",
+    ]
+    return table(rows, header), out
+
+
+def coverage(dev: DevSet, res: SideResult) -> dict[str, Any]:
+    """Of the evidence turns (turn level) of the questions asked: the share that left any row."""
+    home_of = dev.home_of()
+    left = {u: left_rows(res.listings[u], res.records[u], turns) for u, turns in dev.homes.items()}
+    evidence = sorted({k for q in dev.questions for k in q.evidence["turn"]})
+    kinds: Counter[str] = Counter()
+    for key in evidence:
+        kinds_left = left[home_of[key]].get(key, set())
+        kinds["any"] += bool(kinds_left)
+        kinds["transcript"] += "transcript" in kinds_left
+        kinds["fact"] += "fact" in kinds_left
+    n = len(evidence)
+    return {
+        "evidence_turns": n,
+        **{k: (100.0 * kinds[k] / n if n else float("nan")) for k in ("any", "fact", "transcript")},
+    }
+
+
+def index_size(dev: DevSet, res: SideResult) -> dict[str, Any]:
+    turns = sum(len(t) for t in dev.homes.values())
+    size = sum(res.listings[u].index_bytes for u in dev.homes)
+    rows: Counter[str] = Counter()
+    for u in dev.homes:
+        rows.update(res.listings[u].rows_by_type)
+    return {
+        "turns": turns,
+        "index_bytes": size,
+        "mb_per_1000_turns": size / 1e6 / turns * 1000 if turns else float("nan"),
+        "rows_per_1000_turns": {k: v / turns * 1000 for k, v in sorted(rows.items())} if turns else {},
+        "facts_written": sum(res.records[u].facts_written for u in dev.homes),
+        "turns_with_facts": sum(res.records[u].turns_with_facts for u in dev.homes),
+        "truncated_texts": sum(res.records[u].truncated for u in dev.homes),
+    }
+
+
+def targets(dev: DevSet, results: dict[str, SideResult]) -> list[tuple[str, str, str, str | None]]:
+    """(figure, value, target, verdict: ok / MISSED / None when a side is missing)."""
+    out: list[tuple[str, str, str, str | None]] = []
+    level = "turn"
+    now, before, cos = results.get("now"), results.get("before"), results.get("cosine")
+    if now and cos:
+        a, b = rate(dev, now, level, 10), rate(dev, cos, level, 10)
+        out.append(
+            (
+                f"{dev.name}: now @10 vs cosine @10 ({level} level)",
+                f"{a:.1f} vs {b:.1f} ({a - b:+.1f})",
+                f">= cosine + {TARGET_GAIN:.0f}",
+                "ok" if a >= b + TARGET_GAIN else "MISSED",
+            )
+        )
+    if now and before:
+        for lv in dev.levels:
+            worse = [
+                f"{k} {rate(dev, now, lv, 10, k):.1f} < {rate(dev, before, lv, 10, k):.1f}"
+                for k in dev.kinds
+                if rate(dev, now, lv, 10, k) < rate(dev, before, lv, 10, k)
+            ]
+            out.append(
+                (
+                    f"{dev.name}: question types below before, @10 ({lv} level)",
+                    "; ".join(worse) or "none",
+                    "none",
+                    "MISSED" if worse else "ok",
+                )
+            )
+    if now:
+        cov = coverage(dev, now)
+        out.append(
+            (
+                f"{dev.name}: evidence turns that left any row (now)",
+                f"{cov['any']:.1f} % of {cov['evidence_turns']}",
+                "100 %",
+                "ok" if cov["any"] >= 100.0 else "MISSED",
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True).stdout.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--locomo", type=Path, help="LoCoMo's data/locomo10.json (downloaded by you)")
+    parser.add_argument(
+        "--longmemeval",
+        type=Path,
+        default=LONGMEMEVAL_DEFAULT,
+        help=f"the LongMemEval-S dev sample's folder (default {LONGMEMEVAL_DEFAULT})",
+    )
+    parser.add_argument("--only", choices=SETS, help="one dev set only")
+    parser.add_argument(
+        "--sides", default=",".join(SIDES), help=f"comma-separated, of {', '.join(SIDES)} (default all)"
+    )
+    parser.add_argument(
+        "--limit-questions",
+        type=int,
+        metavar="N",
+        help="the first N questions of each set (and the homes they need)",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        help="keep the roots, the POST records and the vectors here (default: a temporary directory, removed)",
+    )
+    parser.add_argument(
+        "--reuse", action="store_true", help="post nothing: ask the homes already built under --root"
+    )
+    parser.add_argument("--workers", type=int, default=3, help="homes posted at once (default 3)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON here")
+    parser.add_argument(
+        "--misses", action="store_true", help="list the questions now misses @10 (dev data: never commit)"
+    )
+    parser.add_argument(
+        "--split", choices=("dev", "test"), default="dev", help="LoCoMo's split (default dev)"
+    )
+    parser.add_argument(
+        "--external-check", action="store_true", help="required with --split test (measured only)"
+    )
+    args = parser.parse_args()
+    sides = tuple(s.strip() for s in args.sides.split(",") if s.strip())
+    if not sides or any(s not in SIDES for s in sides):
+        parser.error(f"--sides takes a comma-separated list of {', '.join(SIDES)}")
+    if args.reuse and args.root is None:
+        parser.error("--reuse asks the homes kept under --root: give --root DIR")
+    if args.limit_questions is not None and args.limit_questions < 1:
+        parser.error("--limit-questions takes a positive number")
+    wanted = bench_locomo.split_of(parser, args.split, args.external_check, inspecting=args.misses)
+    names = (args.only,) if args.only else SETS
+    if "locomo" in names and args.locomo is None:
+        parser.error("LoCoMo needs --locomo PATH/locomo10.json (you download it), or pass --only longmemeval")
+    devs: list[DevSet] = []
+    try:
+        for name in names:
+            dev = locomo_set(args.locomo, wanted) if name == "locomo" else longmemeval_set(args.longmemeval)
+            devs.append(dev.limited(args.limit_questions))
+    except bench_locomo.DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    import torch
+
+    t0 = time.perf_counter()
+    command = ".venv/bin/python benchmarks/bench_e2e.py " + " ".join(map(shlex.quote, sys.argv[1:]))
+    dirty = sorted(
+        {
+            *git("diff", "--name-only", "HEAD", "--", "memory_assets").split(),
+            *git("ls-files", "--others", "--exclude-standard", "--", "memory_assets").split(),
+        }
+    )
+    print("# memory-assets end to end: turns posted to the real server, questions asked over HTTP")
+    print(f"\ncommand : {command.strip()}")
+    print(f"started : {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC")
+    print(
+        f"machine : {platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, "
+        f"Python {platform.python_version()}"
+    )
+    print(
+        f"now     : the working tree at {git('rev-parse', '--short', 'HEAD')}"
+        + (f" with uncommitted changes to {', '.join(dirty)}" if dirty else "")
+    )
+    print(f"before  : commit {BEFORE_COMMIT} (the parent of b6c9f24, the recall tier's first commit)")
+    for dev in devs:
+        turns = sum(len(t) for t in dev.homes.values())
+        print(
+            f"data    : {dev.name}: {len(dev.questions)} questions, {len(dev.homes)} homes, {turns:,} turns posted a side"
+            + (f"; {dev.note}" if dev.note else "")
+        )
+
+    root = args.root.resolve() if args.root else Path(tempfile.mkdtemp(prefix="bench_e2e_"))
+    root.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {
+        "command": command.strip(),
+        "started": datetime.now(UTC).isoformat(),
+        "sets": {},
+    }
+    results: dict[str, dict[str, SideResult]] = {d.name: {} for d in devs}
+    build_wall: dict[str, float] = {}
+    try:
+        for side in sides:
+            if side == "cosine":
+                for dev in devs:
+                    results[dev.name][side] = cosine_side(dev, root / "cosine")
+                continue
+            side_root, records = root / side, root / "records" / side
+            place: AbstractContextManager[Path] = (
+                Worktree(BEFORE_COMMIT) if side == "before" else nullcontext(REPO)
+            )
+            with place as code:
+                where = check_code(code)
+                log(f"{side}: memory_assets from {where}")
+                if not args.reuse:
+                    for dev in devs:
+                        cleared = clear_incomplete(side_root, records, dev)
+                        if cleared:
+                            log(
+                                f"{side}: {len(cleared)} incomplete home(s) of {dev.name} cleared, to post again"
+                            )
+                server = start_server(side, code, side_root, root / "logs")
+                try:
+                    log(f"{side}: serving {side_root} on {server.url} (search takes today: {server.today})")
+                    for dev in devs:
+                        if not args.reuse:
+                            build_wall[f"{side}/{dev.name}"] = build_side(server, dev, records, args.workers)
+                        results[dev.name][side] = ask_side(server, dev, records)
+                        log(f"{side}/{dev.name}: asked in {results[dev.name][side].seconds_asking:.0f} s")
+                finally:
+                    server.stop()
+        report(devs, results, sides, build_wall, summary, args.misses)
+        print(f"\ntotal wall time {time.perf_counter() - t0:.0f} s")
+        summary["wall_seconds"] = time.perf_counter() - t0
+        if args.json:
+            args.json.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    finally:
+        if args.root is None:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            log(f"kept {root}: re-ask with --root {root} --reuse")
+    return 0
+
+
+def report(
+    devs: Sequence[DevSet],
+    results: dict[str, dict[str, SideResult]],
+    sides: Sequence[str],
+    build_wall: dict[str, float],
+    summary: dict[str, Any],
+    misses: bool,
+) -> None:
+    verdicts: list[tuple[str, str, str, str | None]] = []
+    for dev in devs:
+        res = {s: results[dev.name][s] for s in sides if s in results[dev.name]}
+        out: dict[str, Any] = {"questions": len(dev.questions), "homes": len(dev.homes), "levels": {}}
+        title = {"locomo": "LoCoMo, dev split", "longmemeval": "LongMemEval-S, dev sample"}[dev.name]
+        for level in dev.levels:
+            what = {"turn": "an evidence turn", "session": "a turn of an answer session"}[level]
+            print(f"\n## {title}: recall, {level} level (a row that is, or was written from, {what})\n")
+            overall, per = recall_tables(dev, res, level)
+            print(overall)
+            print()
+            print(per)
+            print()
+            print(per_kind_at(dev, res, level))
+            rows_table, rows_json = hit_kinds(dev, res, level)
+            if rows_json:
+                print(f"\n### {title}, {level} level: the row that hit, and why the misses missed (@10)\n")
+                print(rows_table)
+            out["levels"][level] = {
+                side: {
+                    "all": {f"@{k}": rate(dev, r, level, k) for k in KS},
+                    "by_type": {
+                        kind: {f"@{k}": rate(dev, r, level, k, kind) for k in KS} for kind in dev.kinds
+                    },
+                    **({"rows": rows_json[side]} if side in rows_json else {}),
+                }
+                for side, r in res.items()
+            }
+        served = {s: r for s, r in res.items() if s in SERVED}
+        if served:
+            print(f"\n### {title}: what the turns left, and the index on disk\n")
+            rows = []
+            for side, r in served.items():
+                cov, size = coverage(dev, r), index_size(dev, r)
+                out.setdefault("coverage", {})[side] = cov
+                out.setdefault("index", {})[side] = size
+                out.setdefault("seconds", {})[side] = {
+                    "posting_sum_over_homes": r.seconds_posting,
+                    "posting_wall": build_wall.get(f"{side}/{dev.name}"),
+                    "asking": r.seconds_asking,
+                }
+                rows.append(
+                    [
+                        side,
+                        f"{cov['any']:.1f} % (fact {cov['fact']:.1f} %, transcript {cov['transcript']:.1f} %) of {cov['evidence_turns']}",
+                        f"{size['turns_with_facts']:,} of {size['turns']:,} ({100.0 * size['turns_with_facts'] / max(size['turns'], 1):.1f} %)",
+                        f"{size['mb_per_1000_turns']:.2f} MB",
+                        ", ".join(f"{k} {v:,.0f}" for k, v in size["rows_per_1000_turns"].items()),
+                        f"{r.seconds_posting / max(size['turns'], 1) * 1000:.0f} ms",
+                        f"{r.seconds_asking:.0f} s",
+                    ]
+                )
+            print(
+                table(
+                    rows,
+                    [
+                        "side",
+                        "evidence turns that left any row",
+                        "turns that wrote a fact",
+                        "index on disk per 1,000 turns",
+                        "rows per 1,000 turns",
+                        "posting per turn",
+                        "asking (with listing)",
+                    ],
+                )
+            )
+            if any(size.get("truncated_texts") for size in out["index"].values()):
+                print(
+                    f"\n(texts cut to {MAX_TEXT:,} characters: {[s['truncated_texts'] for s in out['index'].values()]})"
+                )
+        if misses and "now" in res:
+            print(f"\n### {title}: the questions now misses @10 (dev data: never commit this output)\n")
+            for q in dev.questions:
+                f = res["now"].found[q.qid]["turn"]
+                if f.rank is None:
+                    print(f"  [{q.qid} {q.kind}] {q.text}  ({f.cause}; rank in 50: {f.rank50})")
+        verdicts += targets(dev, res)
+        summary["sets"][dev.name] = out
+    print("\n## Targets\n")
+    print(
+        table(
+            [[f, v, t, verdict or "-"] for f, v, t, verdict in verdicts],
+            ["figure", "value", "target", "verdict"],
+        )
+    )
+    summary["targets"] = [
+        {"figure": f, "value": v, "target": t, "verdict": verdict} for f, v, t, verdict in verdicts
+    ]
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
