@@ -44,7 +44,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,8 +98,8 @@ def _where(path: Path_) -> str:
 def _report(error: ValidationError, origin: Path_ = ()) -> str:
     """One line: the key's path in the values file and the deepest reason (not 'not valid under
     any of the given schemas' when a branch of the ``anyOf`` says what is wrong)."""
-    while error.context:
-        error = best_match(error.context)
+    while error.context:  # the branch that got furthest, not the one that wanted a null
+        error = max(error.context, key=lambda e: (e.validator != "type", len(e.absolute_path)))
     return f"{_where(origin + tuple(error.absolute_path))}: {error.message}"
 
 
