@@ -10,7 +10,10 @@
     question is lexical ("practically the same sentence?"), which full text answers; it needs no
     embedding model, so a model outage cannot degrade it, and it keeps near-duplicates apart, so a
     daily-log copy of a fact is not folded into a MEMORY.md copy the classifier cannot defer to;
-(b) extract facts (the configured extractor; the rule-based default without a language model);
+(b) extract facts (the configured extractor; the rule-based default without a language model),
+    and make the relative dates in them absolute against the turn's time ("yesterday" said on
+    2023-05-08 is written "on 2023-05-07"; ``relative_dates.py``), whichever extractor gave them;
+    a fact given directly (``GivenFacts``: ``remember``) is written as its writer put it;
 (c) classify each against the recalled facts: confirmation, revision or new;
 (d) append new facts and revisions to the turn's UTC day's log, one block in the existing format,
     durably; confirmations go to ``.state/confirmations.jsonl`` instead;
@@ -28,7 +31,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,9 +48,10 @@ from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.classifier import CONFIRMATION, REVISION, Known, classify
-from memory_assets.core.write_path.extraction import Extraction, Extractor, Turn
+from memory_assets.core.write_path.extraction import Extraction, Extractor, GivenFacts, Turn
 from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.memory_md_refresh import refresh_memory_md
+from memory_assets.core.write_path.relative_dates import resolve
 
 IMPORTANT_AT = 0.7  # a fact this important refreshes MEMORY.md (the assistant's threshold)
 RECALL_QUERY_CHARS = 2000  # a huge turn is recalled by its beginning
@@ -173,6 +177,13 @@ def prepared(turn: Turn) -> Turn:
     )
 
 
+def dated(extraction: Extraction, at: datetime) -> Extraction:
+    """(b): the extracted facts with their relative dates made absolute against ``at``, the
+    turn's time (``relative_dates.resolve``); everything else as the extractor gave it."""
+    facts = [replace(f, content=resolve(f.content, at)) for f in extraction.facts]
+    return replace(extraction, facts=facts)
+
+
 def keep(turn: Turn, settings: Settings) -> str | None:
     """(0): append a prepared turn to its chat's transcript, durably; returns the transcript's
     path under ``transcripts/`` (None for a turn that is not kept: ``Turn.keep``)."""
@@ -205,6 +216,8 @@ def plan_turn(
     timings["recall"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     extraction = extractor.extract(turn, [k.content for k in known])
+    if not isinstance(extractor, GivenFacts):
+        extraction = dated(extraction, at)
     timings["extract"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     facts: list[FactOutcome] = []
