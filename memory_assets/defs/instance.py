@@ -7,13 +7,22 @@ What it holds (docs/guides/scale.md shows the file, and the PostgreSQL variant i
 * the run queue: ``max_concurrent_runs`` (default 1, for a 2-core machine), and tag concurrency
   limits with ``applyLimitPerUniqueValue``, each at 1, so two runs never write one index at once:
 
-  - ``dagster/partition``: never two runs of one partition (one home's day: a sensor's request
-    and a backfill of that day queue instead of racing);
-  - ``user`` and ``dagster/partition/user``: with many homes (``MEMORY_ROOT``), one run per user
-    at a time. Every run a sensor or a schedule of this project requests carries the ``user``
-    tag; a run launched by hand of one user-and-day partition carries Dagster's own
-    ``dagster/partition/user``; a backfill launched for one user takes ``user`` in its tags.
-    Neither tag exists on a single home's runs, so these limits change nothing there;
+  - ``dagster/partition``: never two runs of one partition at once. Dagster puts it on every run
+    of one partition, whatever launched it: a sensor's or a schedule's request, a backfill's run,
+    a launch from the UI. For a single home it is a day (a sensor's request and a backfill of
+    that day queue instead of racing); with many homes (``MEMORY_ROOT``) every asset of a home is
+    partitioned by user and none has a backfill policy (``defs/partitions.py``), so every run
+    that touches a user's home, a backfill over many users included (one run per user), carries
+    ``dagster/partition=<user>``: one run per user at a time. A run over a range of partitions
+    carries no such tag (only ``dagster/asset_partition_range_start``/``_end``); with many homes
+    a range over several users is refused when the run starts (``defs/resources.py``);
+  - ``user``: the tag every run this project's sensors and schedules request carries with many
+    homes (beside its partition), and a run launched by hand may carry: one run per user at a
+    time for those too. Neither tag names a user on a single home's runs;
+
+  the limits hold the runs the instance's queue launches (the daemon's run coordinator); a run
+  executed in the caller's process (``dagster asset materialize``, ``execute_in_process``) never
+  enters the queue, and the indexer's key locks (design §8.1) still order its writes;
 
 * ``storage``: SQLite under ``$DAGSTER_HOME`` (Dagster's default, when omitted) or PostgreSQL
   through ``dagster-postgres``. The PostgreSQL block names environment variables only
@@ -37,12 +46,11 @@ PG_SCHEME = "postgresql+psycopg2"
 USER_TAG = "user"
 """The run tag naming the user whose home a run works on (many homes)."""
 TAG_LIMITS = (
-    ("dagster/partition", "never two runs of one partition at once"),
-    (USER_TAG, "many homes: one run per user at a time (sensors' and schedules' runs, tagged backfills)"),
     (
-        "dagster/partition/user",
-        "many homes: one run per user at a time (a user-and-day partition run by hand)",
+        "dagster/partition",
+        "never two runs of one partition at once: one home's day; many homes: a user, any run",
     ),
+    (USER_TAG, "many homes: one run per user at a time (the runs sensors and schedules request)"),
 )
 
 

@@ -27,82 +27,89 @@ touches only the list of keys: materialisations, checks and runs are recorded by
 ``user_of`` are the only code that turns a day (and a user) into a key and back, and
 ``register_days``/``register_days_requests`` the only code that adds keys.
 
-**Many homes** (``MEMORY_ROOT`` set when the code location loads; design §11). Each home under
-the root is a user, and users are the dynamic partitions ``users`` (added by ``homes_sensor``
-when a home appears, and by the runs that write). The shape, ``MEMORY_PARTITIONS``:
+**Many homes** (``MEMORY_ROOT`` set when the code location loads; design §11.1, §11.2). Each home
+under the root is a user, and users are the dynamic partitions ``users`` (added by
+``homes_sensor`` when a home appears, and by the runs that write). Every asset of a home is
+partitioned by user alone, the day-shaped ones (``daily_logs``, ``archive_index``, the dream's
+``vault``) too: a user's run works on that user's days inside it (``archive_index`` reindexes the
+days its config names, or all of the user's, each a diff). Two facts decided it:
 
-* ``user_day`` (the default): the day-shaped assets (``daily_logs``, ``archive_index``, the
-  dream's ``vault``) are partitioned by user and day, a ``MultiPartitionsDefinition`` of
-  ``users`` and ``log_days``. ``log_days`` then holds every day some user has a log, so the grid
-  is users x days; Dagster's guidance is at most about 100,000 partitions per asset (its UI
-  slows well before), which is 273 users with a year of logs, or 2,700 users with a month.
-  Past it, the homes sensor warns on each tick that registers a user or a day, and names the fix;
-* ``user``: the day-shaped assets are partitioned by user only, and a run reindexes the days it
-  is given (or all of the user's days) inside it: partitions grow with users alone (a million
-  users is a million keys, past the guidance too; then shard the root over code locations,
-  design §11).
+* **nothing shows as missing unless there is work to do** (as for one home above). Days as a
+  second dimension (users x ``log_days``) gave each user's row a cell for every day *any* user
+  wrote, so each row showed the other users' days as missing: the single home's 382 empty days
+  back, once per user. Dagster's multi-dimensional partitions are a full grid (a dimension's keys
+  cannot depend on the other's). One flat list of each user's own days (``alice|2026-11-10``)
+  would show none missing, but a user's days would not stay a range (keys keep the order they
+  were added; keeping a user's days together re-adds every later user's keys on a new day) and
+  the list would grow with users x days, past Dagster's guidance at a few hundred users;
+* **the per-user run limit must hold every run that touches a home**
+  (``defs/instance.py``). A run of one partition carries Dagster's ``dagster/partition=<key>``
+  tag, which the limit keys on; a run over a range (a backfill policy's) carries only
+  ``dagster/asset_partition_range_start``/``_end``, on which no limit can be per user. So the
+  assets of a home have no backfill policy with many homes (``day_backfill_policy``): a backfill
+  over many users is one run per user, each tagged with its user, and a run that would span users
+  is refused (``defs/resources.py``).
 
-Every other asset of a home (the vault's index, the table, the reconcile, the dedup report,
-the write path, the legacy jobs) is partitioned by ``users``. Without ``MEMORY_ROOT`` nothing
-here changes: the single home's day partitions are ``log_days`` and nothing else is partitioned.
+The partition count is the number of users (Dagster's guidance, about 100,000 partitions an
+asset, is 100,000 users; past it, shard the root over code locations, design §11.6).
+
+Without ``MEMORY_ROOT`` nothing here changes: the single home's day partitions are ``log_days``
+and nothing else is partitioned.
 """
 
 import os
+import warnings
 from collections.abc import Iterable
 from datetime import date
 
 import dagster as dg
 
 from memory_assets.core.ops.users import ROOT_ENV, check_user_id
-from memory_assets.core.settings import SettingsError
 
 LOG_DAYS = "log_days"
 USERS = "users"
-PARTITIONS_ENV = "MEMORY_PARTITIONS"
-SHAPES = ("user_day", "user")
 GUIDANCE_PARTITIONS = 100_000
 """Dagster's guidance: at most about this many partitions per asset."""
 
 log_days = dg.DynamicPartitionsDefinition(name=LOG_DAYS)
 """One partition per UTC day that has a daily log (``archive/YYYY-MM-DD.md``); the key is the
-day in ISO form. With many homes, every day some user has a log."""
+day in ISO form. A single home's day partitions."""
 
 users = dg.DynamicPartitionsDefinition(name=USERS)
 """With many homes: one partition per user (a home under the root); the key is the user id."""
 
+SHAPE = "user" if os.environ.get(ROOT_ENV) else "day"
+"""Read once, when the code location loads: ``day`` (a single home) or ``user`` (many homes)."""
+MANY_HOMES = SHAPE == "user"
 
-def _shape() -> str:
-    """``day`` (one home), else the many-homes shape ``MEMORY_PARTITIONS`` names."""
-    if not os.environ.get(ROOT_ENV):
-        return "day"
-    shape = os.environ.get(PARTITIONS_ENV) or "user_day"
-    if shape not in SHAPES:
-        raise SettingsError(f"{PARTITIONS_ENV}={shape!r}: choose one of {', '.join(SHAPES)}")
-    return shape
-
-
-SHAPE = _shape()
-"""Read once, when the code location loads: ``day`` (a single home), ``user_day`` or ``user``."""
-MANY_HOMES = SHAPE != "day"
-
-day_partitions: dg.PartitionsDefinition = (
-    log_days
-    if SHAPE == "day"
-    else users
-    if SHAPE == "user"
-    else dg.MultiPartitionsDefinition({"day": log_days, "user": users})
-)
+day_partitions: dg.PartitionsDefinition = users if MANY_HOMES else log_days
 """The partitions of the day-shaped assets (``daily_logs``, ``archive_index``, ``vault``)."""
 
 home_partitions: dg.DynamicPartitionsDefinition | None = users if MANY_HOMES else None
 """The partitions of every other asset of a home: none for a single home, else ``users``."""
 
 DAYS_PER_RUN = 100
-"""Days per run when a backfill of ``archive_index`` covers a range: a year of daily logs is
-four runs or fewer. A run's cost is mostly its start (a process, the imports, the model when a
-row needs embedding); each day is then a diff that embeds only new lines. Bounded rather than
-one run for everything, so a failure repeats at most this many days and a long backfill shows
-its progress run by run."""
+"""Days per run when a backfill of a single home's ``archive_index`` covers a range: a year of
+daily logs is four runs or fewer. A run's cost is mostly its start (a process, the imports, the
+model when a row needs embedding); each day is then a diff that embeds only new lines. Bounded
+rather than one run for everything, so a failure repeats at most this many days and a long
+backfill shows its progress run by run."""
+
+
+def day_backfill_policy(days_per_run: int | None) -> dg.BackfillPolicy | None:
+    """A day-shaped asset's backfill policy. A single home: ``days_per_run`` days a run (all of a
+    backfill's days in one run when None). Many homes: none, so a backfill over many users is one
+    run per user, each tagged ``dagster/partition=<user>`` by Dagster, which the per-user limit
+    keys on (a policy's runs carry only range tags; see the module docstring)."""
+    if MANY_HOMES:
+        return None
+    with warnings.catch_warnings():
+        # BackfillPolicy is beta in dagster 1.13 (pinned): it is what makes a backfill over a long
+        # range of days a few runs instead of one run per day.
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        if days_per_run is None:
+            return dg.BackfillPolicy.single_run()
+        return dg.BackfillPolicy.multi_run(max_partitions_per_run=days_per_run)
 
 
 def _iso(day: date | str) -> str:
@@ -110,34 +117,24 @@ def _iso(day: date | str) -> str:
 
 
 def day_key(day: date | str, user: str | None = None) -> str:
-    """The partition key of a day (of ``user``'s home, with many homes)."""
-    if SHAPE == "day":
+    """The partition key of a day (a single home), or of the user whose day it is (many homes)."""
+    if not MANY_HOMES:
         return _iso(day)
     if user is None:
-        raise ValueError("with many homes a day's partition names its user")
-    if SHAPE == "user":
-        return user
-    return dg.MultiPartitionKey({"day": _iso(day), "user": user})
+        raise ValueError("with many homes a day's partition is its user's")
+    return user
 
 
 def day_of(key: str) -> date:
-    """The day of a day partition's key (not defined for the ``user`` shape's keys)."""
-    return date.fromisoformat(_split(key)["day"] if SHAPE == "user_day" else key)
-
-
-def _split(key: str) -> dict[str, str]:
-    """A user-and-day key's parts (``2026-11-20|alice``: dimensions in name order)."""
-    day, _, user = str(key).partition("|")
-    return {"day": day, "user": user}
+    """The day of a single home's day partition key (many homes' keys are users)."""
+    if MANY_HOMES:
+        raise ValueError(f"{key!r} is a user's partition: with many homes a partition holds no day")
+    return date.fromisoformat(key)
 
 
 def user_of(key: str) -> str | None:
     """The user of a partition key (None for a single home's day keys)."""
-    if SHAPE == "day":
-        return None
-    if SHAPE == "user_day" and "|" in str(key):
-        return check_user_id(_split(key)["user"])
-    return check_user_id(str(key))
+    return check_user_id(str(key)) if MANY_HOMES else None
 
 
 def _reordering(instance: dg.DagsterInstance, days: Iterable[date | str]) -> tuple[list[str], list[str]]:
@@ -158,13 +155,13 @@ def register_days_requests(
     instance: dg.DagsterInstance, days: Iterable[date | str], user: str | None = None
 ) -> list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest]:
     """A sensor's requests giving every day of ``days`` a partition, in calendar order (none when
-    all have one), and ``user`` one (many homes); the daemon applies them in order, before the
-    tick's run requests."""
+    all have one); with many homes, ``user`` one instead (the days are inside the user's); the
+    daemon applies them in order, before the tick's run requests."""
+    if MANY_HOMES:
+        if user is not None and not instance.has_dynamic_partition(USERS, user):
+            return [users.build_add_request([user])]
+        return []
     requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
-    if user is not None and MANY_HOMES and not instance.has_dynamic_partition(USERS, user):
-        requests.append(users.build_add_request([user]))
-    if SHAPE == "user":
-        return requests
     delete, add = _reordering(instance, days)
     if delete:
         requests.append(log_days.build_delete_request(delete))
@@ -176,11 +173,11 @@ def register_days_requests(
 def register_days(
     instance: dg.DagsterInstance, days: Iterable[date | str], user: str | None = None
 ) -> list[str]:
-    """Give every day of ``days`` a partition, in calendar order, and ``user`` one (many homes),
+    """Give every day of ``days`` a partition, in calendar order (with many homes, ``user`` one),
     from a run, the demo or a test; returns the day keys added (re-added ones included)."""
-    if user is not None and MANY_HOMES and not instance.has_dynamic_partition(USERS, user):
-        instance.add_dynamic_partitions(USERS, [user])
-    if SHAPE == "user":
+    if MANY_HOMES:
+        if user is not None and not instance.has_dynamic_partition(USERS, user):
+            instance.add_dynamic_partitions(USERS, [user])
         return []
     delete, add = _reordering(instance, days)
     for key in delete:
@@ -191,11 +188,11 @@ def register_days(
 
 
 def day_range_tags(first: date | str, last: date | str, user: str | None = None) -> dict[str, str]:
-    """Run tags for one run over the day partitions ``first`` to ``last`` (both registered) of
-    ``user`` (many homes; the ``user`` shape's run is the user's one partition)."""
-    if SHAPE == "user":
+    """Run tags for one run over the day partitions ``first`` to ``last`` (both registered) of a
+    single home; with many homes, the run of ``user``'s partition (its days are the run's)."""
+    if MANY_HOMES:
         return {"dagster/partition": day_key(first, user)}
     return {
-        "dagster/asset_partition_range_start": day_key(first, user),
-        "dagster/asset_partition_range_end": day_key(last, user),
+        "dagster/asset_partition_range_start": day_key(first),
+        "dagster/asset_partition_range_end": day_key(last),
     }

@@ -2,12 +2,12 @@
 
 With many homes (``MEMORY_ROOT``; ``defs/partitions.py``), ``MemoryHomeResource`` opens the home
 of the run's user, read from the run when the resource is set up: the ``user`` tag (every run
-this project requests carries it), else the run's partition (``dagster/partition/user`` of a
-user-and-day partition, ``dagster/partition`` of a user's), else the users of its partition
-range. A run over several users' partitions (a backfill of one day across users, grouped so by
-Dagster) is taken by the assets that loop over their partitions (``archive_index``, ``vault``:
-``users_of``/``open_user``); any other asset refuses it with the fix. A sensor, which has no
-run, names the user: ``open_user(user)``.
+this project's sensors and schedules request carries it), else the run's partition
+(``dagster/partition``: every asset of a home is partitioned by user), else the users of its
+partition range. A run works on one user's home, so the per-user run limit
+(``defs/instance.py``) holds every run: a run over several users' partitions (a range launched
+by hand; a backfill makes one run per user) is refused as its resources are set up, with the fix.
+A sensor, which has no run, names the user: ``open_user(user)``.
 """
 
 import os
@@ -30,8 +30,6 @@ def users_of_run(tags: dict[str, str], instance: dg.DagsterInstance | None) -> l
     """The users whose homes a run works on, from its tags (see the module docstring)."""
     if tags.get(USER_TAG):
         return [tags[USER_TAG]]
-    if tags.get("dagster/partition/user"):
-        return [tags["dagster/partition/user"]]
     if tags.get("dagster/partition"):
         user = user_of(tags["dagster/partition"])
         return [user] if user else []
@@ -40,9 +38,8 @@ def users_of_run(tags: dict[str, str], instance: dg.DagsterInstance | None) -> l
         first, last = user_of(start), user_of(end)
         if first == last:
             return [first] if first else []
-        keys = day_partitions.get_partition_keys_in_range(
-            dg.PartitionKeyRange(start, end), dynamic_partitions_store=instance
-        )
+        with dg.partition_loading_context(dynamic_partitions_store=instance):
+            keys = day_partitions.get_partition_keys_in_range(dg.PartitionKeyRange(start, end))
         return sorted({u for k in keys if (u := user_of(k))})
     return []
 
@@ -61,6 +58,8 @@ class MemoryHomeResource(dg.ConfigurableResource):
         run = context.run
         if self.root_dir() is not None and run is not None:
             self._users = users_of_run(dict(run.tags), context.instance)
+            if len(self._users) > 1:  # refused before any step opens a home
+                raise self._not_one_user()
 
     def root_dir(self) -> Path | None:
         """The root of the users' homes, or None for a single home."""
@@ -75,17 +74,16 @@ class MemoryHomeResource(dg.ConfigurableResource):
         if self.root_dir() is None:
             return None
         if len(self._users) != 1:
-            found = ", ".join(self._users[:5]) or "none"
-            raise SettingsError(
-                f"this run works on {len(self._users)} users' homes ({found}); this asset takes one "
-                "user per run: launch it for one user (a partition of `users`, or the tag user=<id>)"
-            )
+            raise self._not_one_user()
         return self._users[0]
 
-    @property
-    def users(self) -> list[str]:
-        """The users the run covers (many homes; an asset that loops over them)."""
-        return list(self._users)
+    def _not_one_user(self) -> SettingsError:
+        found = ", ".join(self._users[:5]) or "none"
+        return SettingsError(
+            f"this run works on {len(self._users)} users' homes ({found}); a run works on one "
+            "user's home, so that the per-user run limit holds it: launch one run per user (a "
+            "partition of `users`; a backfill over several users makes one run each)"
+        )
 
     def settings(self) -> Settings:
         root = self.root_dir()

@@ -33,7 +33,7 @@ def test_the_default_file_queues_one_run_and_limits_partitions_and_users(tmp_pat
         queue = instance.get_concurrency_config().run_queue_config
         assert queue is not None and queue.max_concurrent_runs == 1
         limits = {limit["key"]: limit for limit in queue.tag_concurrency_limits}
-        assert set(limits) == {"dagster/partition", "user", "dagster/partition/user"}
+        assert set(limits) == {"dagster/partition", "user"}
         assert all(
             limit["limit"] == 1 and limit["value"] == {"applyLimitPerUniqueValue": True}
             for limit in limits.values()

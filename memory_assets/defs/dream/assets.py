@@ -9,7 +9,13 @@ from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.external import daily_logs
-from memory_assets.defs.partitions import MANY_HOMES, SHAPE, day_of, day_partitions, home_partitions, user_of
+from memory_assets.defs.partitions import (
+    MANY_HOMES,
+    day_backfill_policy,
+    day_of,
+    day_partitions,
+    home_partitions,
+)
 from memory_assets.defs.resources import MemoryHomeResource
 
 
@@ -46,8 +52,9 @@ with warnings.catch_warnings():
 
     @dg.asset(
         partitions_def=day_partitions,
-        # One run for the batch's days; in the users-only shape one run per user.
-        backfill_policy=dg.BackfillPolicy.multi_run(1) if SHAPE == "user" else dg.BackfillPolicy.single_run(),
+        # A single home: one run for the batch's days. Many homes: a user's partition is the run,
+        # and a backfill is one run per user (the per-user limit: defs/partitions.py).
+        backfill_policy=day_backfill_policy(None),
         deps=[daily_logs],
         group_name="knowledge",
         kinds={"markdown"},
@@ -57,18 +64,8 @@ with warnings.catch_warnings():
         "persisted pacing state; a failed or empty run fails, is counted, and leaves the watermark.",
     )
     def vault(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
-        if not MANY_HOMES:
-            return _dream(context, memory.settings(), set(context.partition_keys))
-        # Many homes: the run's users (one, unless a backfill grouped several users' partitions).
-        results = [
-            _dream(
-                context, memory.user_settings(user), {k for k in context.partition_keys if user_of(k) == user}
-            )
-            for user in memory.users
-        ]
-        if len(results) == 1:
-            return results[0]
-        return dg.MaterializeResult(metadata={"users": len(results)})
+        # Many homes: the run's one user (a run over several users is refused: defs/resources.py).
+        return _dream(context, memory.settings(), set(context.partition_keys))
 
 
 def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[str]) -> dg.MaterializeResult:
@@ -77,7 +74,7 @@ def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[st
     result = run_dream(settings, _consolidator(settings), force=True)
     for warning in result.warnings:
         context.log.warning(warning)
-    days = {day_of(k).isoformat() for k in wanted} if SHAPE != "user" else set(result.days)
+    days = set(result.days) if MANY_HOMES else {day_of(k).isoformat() for k in wanted}
     if result.days and not set(result.days) <= days:
         context.log.warning(
             f"the runner's batch {result.days} differs from the requested days {sorted(days)}"

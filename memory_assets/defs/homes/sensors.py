@@ -19,9 +19,11 @@ oldest first. Looking at a home asks exactly what the single home's sensors ask,
 core functions, and its freshness cursors are kept per home at the root
 (``<root>/state/homes_sensor/<user>.json``), so a tick never reads or writes all homes' state:
 
-* its daily logs (``stale_days``): a run of ``reindex`` on the stale day's user-and-day
-  partition, or one run over the range of the user's days when several are stale;
-  ``daily_logs`` materialisations for logs that grew;
+* its daily logs (``stale_days``): one ``reindex`` run on the user's partition naming the stale
+  days in its config (a new home with a year of logs is one run); a ``daily_logs``
+  materialisation of the user when logs grew; an ``archive_index`` one, once, when the index
+  already matches every log of the user's (the memory service indexed them as it wrote), so
+  the UI shows no missing work;
 * its vault pages, core files and transcripts (``stale_files``): an ``index_files`` run on the
   user's partition per asset (``vault_index``, ``core_file_index``, ``transcript_index``);
 * its transcripts: a ``write_path`` run while a session is behind;
@@ -29,9 +31,9 @@ core functions, and its freshness cursors are kept per home at the root
   or ``dream_lint``, never while a dream of that user is in flight;
 * its table (``optimize_reasons``, at most every 10 minutes a home): ``optimize_index``.
 
-Every request carries the ``user`` tag (the per-user concurrency limit of ``dagster.yaml``) and a
-run key prefixed by the user. The tick's dynamic-partition requests register the users and the
-days it saw; with the user-and-day shape past Dagster's guidance the tick says so.
+Every request is of the user's partition and carries the ``user`` tag (the per-user concurrency
+limit of ``dagster.yaml``) and a run key prefixed by the user. The tick's dynamic-partition
+requests register the users it saw; past Dagster's guidance of partitions the tick says so.
 """
 
 import bisect
@@ -45,7 +47,6 @@ from typing import Any
 
 import dagster as dg
 
-from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.dream.pacing import IDLE, LINT, decide
 from memory_assets.core.home import Home
 from memory_assets.core.index import freshness
@@ -65,16 +66,7 @@ from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
 from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
 from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
 from memory_assets.defs.instance import USER_TAG
-from memory_assets.defs.partitions import (
-    GUIDANCE_PARTITIONS,
-    LOG_DAYS,
-    SHAPE,
-    USERS,
-    day_key,
-    day_range_tags,
-    register_days_requests,
-    users,
-)
+from memory_assets.defs.partitions import GUIDANCE_PARTITIONS, USERS, users
 from memory_assets.defs.resources import MemoryHomeResource, users_of_run
 from memory_assets.defs.write_path.jobs import write_path_job
 from memory_assets.defs.write_path.sensors import ALL, sessions_behind
@@ -139,7 +131,6 @@ class Tick:
 
     runs: list[dg.RunRequest] = field(default_factory=list)
     events: list[dg.AssetMaterialization] = field(default_factory=list)
-    days: set[date] = field(default_factory=set)
     new_users: list[str] = field(default_factory=list)
     looked_at: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -164,29 +155,38 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
 
     days = Cursor.load(state.get("days"))
     scan = stale_days(indexer, days, states, date.min, date.max)
-    tick.days |= {d for d, _ in list_logs(settings.archive_dir)} | {s.day for s in scan.stale}
     tick.runs += _reindex_requests(user, scan.stale)
-    tick.events += [
-        dg.AssetMaterialization(
-            asset_key="daily_logs",
-            partition=day_key(g.day, user),
-            metadata={"size": g.size, "facts": g.facts, "skipped_lines": g.skipped_lines},
-        )
-        for g in scan.grown
-    ]
-    # A day the index already matches (the server indexed it as it wrote) is recorded once as
-    # materialised, as the single home's sensor does, so the UI shows no missing work.
-    reported = set(state.get("reported", []))
-    for day in scan.current:
-        if day.isoformat() not in reported:
-            tick.events.append(
-                dg.AssetMaterialization(
-                    asset_key="archive_index",
-                    partition=day_key(day, user),
-                    metadata={"reported_by": SENSOR, "reason": "the index already matches this log"},
-                )
+    if scan.grown:  # the user's partition: its days are in the metadata
+        grown = sorted(g.day.isoformat() for g in scan.grown)
+        tick.events.append(
+            dg.AssetMaterialization(
+                asset_key="daily_logs",
+                partition=user,
+                metadata={
+                    "days_grown": len(grown),
+                    "facts": sum(g.facts for g in scan.grown),
+                    "skipped_lines": sum(g.skipped_lines for g in scan.grown),
+                    "days": dg.MetadataValue.md(", ".join(grown[:31]) + (" ..." if len(grown) > 31 else "")),
+                },
             )
-            reported.add(day.isoformat())
+        )
+    # The index already matching every log of the user's (the server indexed them as it wrote) is
+    # recorded once as materialised, as the single home's sensor does for a day, so the UI shows
+    # no missing work; a stale day's run materialises the partition itself.
+    reported = bool(state.get("reported_user"))
+    if not reported and not scan.stale:
+        tick.events.append(
+            dg.AssetMaterialization(
+                asset_key="archive_index",
+                partition=user,
+                metadata={
+                    "reported_by": SENSOR,
+                    "days": len(scan.current),
+                    "reason": "the index already matches every daily log of the user's",
+                },
+            )
+        )
+        reported = True
 
     files = Cursor.load(state.get("files"))
     fscan = stale_files(indexer, files, states)
@@ -226,7 +226,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
             "days": days.dump(),
             "files": files.dump(),
             "transcripts": transcripts.dump(),
-            "reported": sorted(reported),
+            "reported_user": reported,
             "optimize": optimized,
         },
     )
@@ -234,33 +234,22 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
 
 
 def _reindex_requests(user: str, stale: list[Any]) -> list[dg.RunRequest]:
-    """One run per stale day; several stale days of a home (a new home with a year of logs, a
-    dream that consolidated a batch) are one run over the range of its days instead, as a
-    backfill of the user's days is (one process, the model loaded once). In the users-only shape
-    the user's one partition is the run."""
+    """The stale days of a home as one run of the user's partition naming them in its config
+    (a new home with a year of logs, a dream that consolidated a batch: one process, the model
+    loaded once)."""
     if not stale:
         return []
     attempt = str(max(s.attempt for s in stale))
-    if len(stale) == 1 and SHAPE == "user_day":
-        s = stale[0]
-        return [
-            dg.RunRequest(
-                job_name=reindex_job.name,
-                partition_key=day_key(s.day, user),
-                run_key=f"{user}:{s.run_key}",
-                tags=_tags(user, **{"memory_assets/attempt": attempt}),
-            )
-        ]
     days = sorted(s.day for s in stale)
     key = short_hash("|".join(sorted(s.run_key for s in stale)))
     return [
         dg.RunRequest(
             job_name=reindex_job.name,
+            partition_key=user,
             run_key=f"{user}:days:{days[0]}:{days[-1]}:{len(days)}:{key}",
+            run_config={"ops": {"archive_index": {"config": {"days": [d.isoformat() for d in days]}}}},
             tags=_tags(
-                user,
-                **day_range_tags(days[0], days[-1], user),
-                **{"memory_assets/attempt": attempt, "memory_assets/stale_days": str(len(days))},
+                user, **{"memory_assets/attempt": attempt, "memory_assets/stale_days": str(len(days))}
             ),
         )
     ]
@@ -319,17 +308,12 @@ def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, t
             )
         )
         return
-    tick.days |= set(decision.days)
     tick.runs.append(
         dg.RunRequest(
             job_name=dream_job.name,
+            partition_key=user,
             run_key=f"{user}:dream:{decision.batch_key}:{attempt}",
-            tags=_tags(
-                user,
-                **day_range_tags(decision.days[0], decision.days[-1], user),
-                **{"memory_assets/decision": decision.kind},
-                **reason,
-            ),
+            tags=_tags(user, **{"memory_assets/decision": decision.kind}, **reason),
         )
     )
 
@@ -466,15 +450,11 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     registers: list[Any] = []
     if tick.new_users:
         registers.append(users.build_add_request(tick.new_users))
-    registers += register_days_requests(context.instance, tick.days)
-    if SHAPE == "user_day" and registers:
-        count = len(context.instance.get_dynamic_partitions(USERS)) * len(
-            context.instance.get_dynamic_partitions(LOG_DAYS)
-        )
+        count = len(context.instance.get_dynamic_partitions(USERS)) + len(tick.new_users)
         if count > GUIDANCE_PARTITIONS:
             tick.warnings.append(
-                f"{count} user-and-day partitions, past Dagster's guidance of {GUIDANCE_PARTITIONS}: set "
-                "MEMORY_PARTITIONS=user (days handled inside a user's run; design §11.2) and reload"
+                f"{count} users, past Dagster's guidance of {GUIDANCE_PARTITIONS} partitions an asset: "
+                "shard the root over code locations (design §11.6)"
             )
     for warning in tick.warnings:
         context.log.warning(warning)

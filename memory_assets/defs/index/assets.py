@@ -19,11 +19,11 @@ from memory_assets.defs.index.external import (
 )
 from memory_assets.defs.partitions import (
     DAYS_PER_RUN,
-    SHAPE,
+    MANY_HOMES,
+    day_backfill_policy,
     day_of,
     day_partitions,
     home_partitions,
-    user_of,
 )
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 
@@ -33,6 +33,14 @@ class FilesConfig(dg.Config):
     ``facts:MEMORY.md``). Unset: every file of the asset's kind (a sweep)."""
 
     files: list[str] | None = None
+
+
+class DaysConfig(dg.Config):
+    """Many homes: which of the user's days to reindex, as ISO dates (the homes sensor names the
+    stale ones). Unset: every daily log of the user's (a backfill). A single home's run takes its
+    days from its partitions and refuses this."""
+
+    days: list[str] | None = None
 
 
 def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
@@ -54,16 +62,10 @@ with warnings.catch_warnings():
     ROWS_MATCH_LOG_SPEC = dg.AssetCheckSpec(
         "rows_match_log", asset="archive_index", partitions_def=day_partitions, description=ROWS_MATCH_LOG
     )
-    # BackfillPolicy is beta in dagster 1.13 (pinned): it is what makes a backfill over a long range
-    # of days a few runs instead of one run per day (defs/partitions.py).
-    warnings.simplefilter("ignore", dg.BetaWarning)
-    # With many homes (defs/partitions.py) a backfill of one user's days is one run (a year of a
-    # user's logs is one process, its model loaded once); a user per run in the users-only shape.
-    ARCHIVE_BACKFILL_POLICY = {
-        "day": dg.BackfillPolicy.multi_run(max_partitions_per_run=DAYS_PER_RUN),
-        "user_day": dg.BackfillPolicy.single_run(),
-        "user": dg.BackfillPolicy.multi_run(max_partitions_per_run=1),
-    }[SHAPE]
+    # A single home: a backfill over a long range of days is a few runs, not one per day. Many
+    # homes: no policy, so a backfill is one run per user, each held by the per-user limit
+    # (defs/partitions.py); a user's days are inside the user's run.
+    ARCHIVE_BACKFILL_POLICY = day_backfill_policy(DAYS_PER_RUN)
 
 
 def day_rows_check(indexer: Indexer, day: date, result: FileResult) -> dg.AssetCheckResult:
@@ -150,31 +152,34 @@ with warnings.catch_warnings():
         group_name="index",
         kinds={"lancedb"},
         check_specs=[ROWS_MATCH_LOG_SPEC],
-        description="archival_memories rows of one daily log (source_type archive_log): a diff, so only "
-        f"appended lines are embedded and removed or tombstoned ones deleted. One partition per day that has "
-        f"a log; a backfill runs up to {DAYS_PER_RUN} days per run.",
+        description="archival_memories rows of daily logs (source_type archive_log): a diff, so only "
+        "appended lines are embedded and removed or tombstoned ones deleted. "
+        + (
+            "One partition per user: a run reindexes the days its config names (the homes sensor's stale "
+            "days), or every day of the user's; a backfill is one run per user."
+            if MANY_HOMES
+            else f"One partition per day that has a log; a backfill runs up to {DAYS_PER_RUN} days per run."
+        ),
     )
     def archive_index(
-        context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
+        context: dg.AssetExecutionContext,
+        config: DaysConfig,
+        memory: MemoryHomeResource,
+        embedder: EmbedderResource,
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckEvaluation | dg.Output]:
+        if MANY_HOMES:  # the run's one user (a run over several users is refused: defs/resources.py)
+            yield _user_days(context, config, _indexer(memory, embedder))
+            return
+        if config.days is not None:
+            raise dg.Failure(
+                "archive_index config `days` is for many homes (MEMORY_ROOT); a single home's run "
+                "reindexes the days of its partitions: select them instead"
+            )
         keys = context.partition_keys
         checks: dict[str, dg.AssetCheckResult] = {}
         metadata: dict[str, dict[str, object]] = {}
-        indexers: dict[str | None, Indexer] = {}
+        indexer = _indexer(memory, embedder)
         for key in keys:
-            # With many homes a run may span users (a backfill of one day across users): each
-            # key's day is reindexed in its user's home.
-            user = user_of(key)
-            if user not in indexers:
-                indexers[user] = (
-                    _indexer(memory, embedder)
-                    if user is None
-                    else memory.open_user(user, embedder).ready().indexer
-                )
-            indexer = indexers[user]
-            if SHAPE == "user":  # a user's partition: every day of the user's, inside the run
-                checks[key], metadata[key] = _user_days(context, indexer)
-                continue
             day = day_of(key)
             result = indexer.reindex_day(day)
             _log_warnings(context, result.warnings)
@@ -195,23 +200,58 @@ with warnings.catch_warnings():
         )
 
 
+def _config_days(config: DaysConfig) -> list[date]:
+    days = []
+    for raw in config.days or []:
+        try:
+            days.append(date.fromisoformat(raw))
+        except ValueError:
+            raise dg.Failure(
+                f"archive_index config `days`: {raw!r} is not a day; give ISO dates (2026-11-20)"
+            ) from None
+    return sorted(set(days))
+
+
 def _user_days(
-    context: dg.AssetExecutionContext, indexer: Indexer
-) -> tuple[dg.AssetCheckResult, dict[str, object]]:
-    """The users-only shape: reindex every daily log of the user's (each a diff), then the same
-    comparison as ``rows_match_log`` over all of them."""
+    context: dg.AssetExecutionContext, config: DaysConfig, indexer: Indexer
+) -> dg.MaterializeResult:
+    """Many homes: reindex the user's days the config names, or every daily log of the user's
+    (each a diff), then the comparison of ``rows_match_log`` over the same days."""
     from memory_assets.core.audit.checks import rows_match_logs
 
-    sweep = indexer.reindex_files(labels=["archive"])
+    if config.days is None:
+        sweep = indexer.reindex_files(labels=["archive"])
+        outcome = rows_match_logs(indexer.settings, indexer.store)
+        check = dg.AssetCheckResult(
+            check_name="rows_match_log",
+            passed=outcome.passed,
+            metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float | str)},
+            description=ROWS_MATCH_LOG if outcome.passed else "; ".join(outcome.problems[:5]),
+        )
+    else:
+        days = _config_days(config)
+        sweep = SweepResult()
+        failed = []
+        for day in days:
+            result = indexer.reindex_day(day)
+            sweep.add(result)
+            if not (day_check := day_rows_check(indexer, day, result)).passed:
+                failed.append(day_check.description or day.isoformat())
+        sweep.rows, sweep.seconds = indexer.store.count(), sum(f.seconds for f in sweep.files)
+        check = dg.AssetCheckResult(
+            check_name="rows_match_log",
+            passed=not failed,
+            metadata={"days": len(days), "days_failing": len(failed)},
+            description=ROWS_MATCH_LOG if not failed else "; ".join(failed[:5]),
+        )
     _log_warnings(context, sweep.warnings)
-    outcome = rows_match_logs(indexer.settings, indexer.store)
-    check = dg.AssetCheckResult(
-        check_name="rows_match_log",
-        passed=outcome.passed,
-        metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float | str)},
-        description=ROWS_MATCH_LOG if outcome.passed else "; ".join(outcome.problems[:5]),
+    metadata = _sweep_metadata(sweep)
+    changed = [f.key.removeprefix("archive:").removesuffix(".md") for f in sweep.files if f.changed]
+    metadata["days_reindexed"] = len(sweep.files)
+    metadata["days_changed"] = dg.MetadataValue.md(
+        ", ".join(changed[:31]) + (f" and {len(changed) - 31} more" if len(changed) > 31 else "") or "_none_"
     )
-    return check, _sweep_metadata(sweep)
+    return dg.MaterializeResult(metadata=metadata, check_results=[check])
 
 
 def _sweep_metadata(sweep: SweepResult) -> dict[str, object]:

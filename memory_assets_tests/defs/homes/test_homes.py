@@ -91,7 +91,7 @@ def run(loc: ModuleType, instance: dg.DagsterInstance, request: dg.RunRequest) -
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
-    for name in ("MEMORY_HOME", "MEMORY_INDEX_URI", "MEMORY_INDEX_URI_TEMPLATE", "MEMORY_PARTITIONS"):
+    for name in ("MEMORY_HOME", "MEMORY_INDEX_URI", "MEMORY_INDEX_URI_TEMPLATE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MEMORY_DREAM_MIN_FACTS", "1000000")  # the dream's gates shut: index runs only
     return tmp_path / "root"
@@ -102,21 +102,21 @@ def test_three_users_logs_lead_to_three_users_partitions_each_index_holding_only
     for user, (day, fact) in FACTS.items():
         seed(root, user, day, fact)
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
-        from memory_assets.defs.partitions import day_key
-
         first = tick(loc, instance, None)
         assert sorted(instance.get_dynamic_partitions("users")) == sorted(FACTS)
+        assert instance.get_dynamic_partitions("log_days") == []  # days are inside a user's runs
         reindex = [r for r in first.run_requests if r.job_name == "reindex"]
-        assert sorted(r.partition_key for r in reindex) == sorted(
-            day_key(d, u) for u, (d, _) in FACTS.items()
-        )
+        assert sorted(r.partition_key for r in reindex) == sorted(FACTS)
+        for request in reindex:  # each names its user's stale day
+            [day] = request.run_config["ops"]["archive_index"]["config"]["days"]
+            assert day == FACTS[request.partition_key][0].isoformat()
         for request in first.run_requests:
             user = request.tags["user"]
             assert user in FACTS and request.run_key.startswith(f"{user}:")
             assert run(loc, instance, request).success
 
         materialized = instance.get_materialized_partitions(dg.AssetKey("archive_index"))
-        assert {str(k) for k in materialized} == {day_key(d, u) for u, (d, _) in FACTS.items()}
+        assert materialized == set(FACTS)
         for user, (_, fact) in FACTS.items():
             rows = open_user_home(root, user).store.contents()
             contents = {c for _, c, _ in rows}
@@ -135,9 +135,9 @@ def test_three_users_logs_lead_to_three_users_partitions_each_index_holding_only
         seed(root, "dave", day, "Dave moved to Porto in the spring")
         third = tick(loc, instance, second.cursor)
         assert "dave" in instance.get_dynamic_partitions("users")
-        assert [r.partition_key for r in third.run_requests if r.job_name == "reindex"] == [
-            day_key(day, "dave")
-        ]
+        [request] = [r for r in third.run_requests if r.job_name == "reindex"]
+        assert request.partition_key == "dave"
+        assert request.run_config["ops"]["archive_index"]["config"]["days"] == [day.isoformat()]
         assert all(r.tags["user"] == "dave" for r in third.run_requests)
 
 
@@ -167,28 +167,29 @@ def test_a_tick_looks_only_at_the_homes_that_changed(root: Path, monkeypatch: py
 
 
 @pytest.mark.slow
-def test_a_new_home_with_several_days_is_one_reindex_run_over_its_days(root: Path) -> None:
-    """Five days of one new home are one ``reindex`` run over the range of that user's days, not
-    five runs; run as the daemon runs it, it indexes every day of the user and no other's."""
+def test_a_new_home_with_several_days_is_one_reindex_run_of_its_user(root: Path) -> None:
+    """Five days of one new home are one ``reindex`` run of the user's partition naming the five
+    days, not five runs; run as the daemon runs it, it indexes every day of the user and no
+    other's."""
     days = [date(2026, 10, 1 + 7 * n) for n in range(5)]
     for n, day in enumerate(days):
         seed(root, "erin", day, f"Erin planted {n + 2} lemon trees in the allotment")
     seed(root, "frank", date(2026, 10, 10), "Frank repairs old radios in the shed")
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
-        from memory_assets.defs.partitions import day_key
-
         result = tick(loc, instance, None)
         erin = [r for r in result.run_requests if r.job_name == "reindex" and r.tags["user"] == "erin"]
         assert len(erin) == 1, [r.tags for r in erin]
         [request] = erin
-        assert request.partition_key is None and request.run_key.startswith("erin:")
-        assert request.tags["dagster/asset_partition_range_start"] == day_key(days[0], "erin")
-        assert request.tags["dagster/asset_partition_range_end"] == day_key(days[-1], "erin")
+        assert request.partition_key == "erin" and request.run_key.startswith("erin:")
+        assert request.run_config["ops"]["archive_index"]["config"]["days"] == [d.isoformat() for d in days]
         assert request.tags["memory_assets/stale_days"] == "5"
-        assert run(loc, instance, request).success
-        materialized = {str(k) for k in instance.get_materialized_partitions(dg.AssetKey("archive_index"))}
-        assert {day_key(d, "erin") for d in days} <= materialized
-        assert not {k for k in materialized if k.endswith("|frank")}  # frank's own request not run yet
+        done = run(loc, instance, request)
+        assert done.success
+        assert done.dagster_run.tags["dagster/partition"] == "erin"  # what the per-user limit keys on
+        [materialization] = done.asset_materializations_for_node("archive_index")
+        assert materialization.metadata["days_reindexed"].value == 5
+        assert materialization.metadata["embedded"].value == 5
+        assert instance.get_materialized_partitions(dg.AssetKey("archive_index")) == {"erin"}
         archive = sorted(
             c for _, c, source in open_user_home(root, "erin").store.contents() if source == "archive_log"
         )
@@ -225,18 +226,17 @@ def test_the_sweep_goes_round_every_home_listing_them_only_when_one_appears(
 
 
 def test_the_user_of_a_run_comes_from_its_tags(root: Path) -> None:
-    with location(MEMORY_ROOT=str(root)):
+    with location(MEMORY_ROOT=str(root)), dg.instance_for_test() as instance:
         from memory_assets.defs.resources import users_of_run
 
-        assert users_of_run({"user": "alice", "dagster/partition": "2026-11-10|bob"}, None) == ["alice"]
-        assert users_of_run(
-            {"dagster/partition": "2026-11-10|bob", "dagster/partition/user": "bob"}, None
-        ) == ["bob"]
-        same = {
-            "dagster/asset_partition_range_start": "2026-01-01|carol",
-            "dagster/asset_partition_range_end": "2026-12-31|carol",
-        }
+        assert users_of_run({"user": "alice", "dagster/partition": "bob"}, None) == ["alice"]
+        assert users_of_run({"dagster/partition": "bob"}, None) == ["bob"]
+        same = {"dagster/asset_partition_range_start": "carol", "dagster/asset_partition_range_end": "carol"}
         assert users_of_run(same, None) == ["carol"]
+        instance.add_dynamic_partitions("users", ["alice", "bob", "carol"])
+        span = {"dagster/asset_partition_range_start": "alice", "dagster/asset_partition_range_end": "carol"}
+        assert users_of_run(span, instance) == ["alice", "bob", "carol"]
+        assert users_of_run({}, None) == []
 
 
 def test_without_a_root_the_single_home_location_is_unchanged() -> None:
@@ -280,3 +280,66 @@ def test_the_daily_schedules_request_a_run_only_for_the_users_with_work(root: Pa
         [dedup] = requests(homes_dedup_schedule)
         assert dedup.partition_key == "bob" and dedup.tags == {"user": "bob"}
         assert reconcile.run_key == "alice:reconcile:2026-12-02" and dedup.run_key == "bob:dedup:2026-12-02"
+
+
+def test_every_asset_of_a_home_is_partitioned_by_user_with_no_backfill_policy(root: Path) -> None:
+    """A backfill over many users is then one run per user, each carrying Dagster's
+    ``dagster/partition=<user>`` tag (what the per-user limit keys on), and no cell of a user
+    and a day exists to show as missing."""
+    with location(MEMORY_ROOT=str(root)) as loc:
+        graph = loc.defs.resolve_asset_graph()
+        home_assets = [
+            k for k in graph.materializable_asset_keys if k.to_user_string() != "dedup_across_users"
+        ]
+        assert {"archive_index", "vault", "vault_index", "archival_memories"} <= {
+            k.to_user_string() for k in home_assets
+        }
+        for key in home_assets:
+            node = graph.get(key)
+            assert node.partitions_def is not None and node.partitions_def.name == "users", key
+            assert node.backfill_policy is None, key
+        external = {k.to_user_string(): graph.get(k) for k in graph.external_asset_keys}
+        assert external["daily_logs"].partitions_def.name == "users"
+
+
+def failures(result: dg.ExecuteInProcessResult) -> str:
+    """Every failure event's error of a run, with its causes, as text."""
+    texts = []
+    for event in result.all_events:
+        error = getattr(event.event_specific_data, "error", None) if event.is_failure else None
+        if error is not None:
+            texts.append(error.to_string())
+    return "\n".join(texts)
+
+
+def test_a_run_over_several_users_is_refused_before_it_opens_a_home(root: Path) -> None:
+    for user in ("alice", "bob"):
+        seed(root, user, date(2026, 11, 10), f"{user} keeps a diary")
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("users", ["alice", "bob"])
+        result = loc.defs.resolve_job_def("reindex").execute_in_process(
+            instance=instance,
+            tags={"dagster/asset_partition_range_start": "alice", "dagster/asset_partition_range_end": "bob"},
+            raise_on_error=False,
+        )
+        assert not result.success
+        errors = failures(result)
+        assert "works on 2 users' homes (alice, bob)" in errors and "one run per user" in errors, errors
+        assert not instance.get_materialized_partitions(dg.AssetKey("archive_index"))
+        for user in ("alice", "bob"):
+            assert not open_user_home(root, user).store.exists()  # no table written
+
+
+def test_archive_index_refuses_a_day_that_is_not_a_date(root: Path) -> None:
+    seed(root, "alice", date(2026, 11, 10), "Alice keeps bees")
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("users", ["alice"])
+        result = loc.defs.resolve_job_def("reindex").execute_in_process(
+            instance=instance,
+            partition_key="alice",
+            run_config={"ops": {"archive_index": {"config": {"days": ["2026-11-31"]}}}},
+            raise_on_error=False,
+        )
+        assert not result.success
+        errors = failures(result)
+        assert "archive_index config `days`: '2026-11-31' is not a day" in errors, errors
