@@ -260,7 +260,7 @@ _EXPLICIT_DATE = (
     + _MONTH_WORDS
     + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|(?:19|20)\d{2}\b)"
 )
-_DATE_AFTER = re.compile(r"^\s*[,(]?\s*(?:on\s+|in\s+)?(?:the\s+)?" + _EXPLICIT_DATE, _X)
+_DATE_AFTER = re.compile(r"^\s*[,(]?\s*(?:on\s+|in\s+|of\s+)?(?:the\s+)?" + _EXPLICIT_DATE, _X)
 _DATE_BEFORE = re.compile(_EXPLICIT_DATE + r"\s*[,(]?\s*$", _X)
 _QUOTED = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|(?<![\w'’])['‘][^'’\n]*['’](?![\w])")
 _WORD_BEFORE = re.compile(r"([\w']+)\W*$")
