@@ -49,7 +49,7 @@ from memory_assets.core.search.retrieval import (
     ANN_NPROBES,
     ANN_REFINE,
     COLUMNS,
-    _filters,
+    where_clause,
     search,
 )
 from memory_assets.core.index.rows import IndexRow
@@ -609,7 +609,7 @@ def bench_search(
     log(f"    wrote {n_rows:,} rows in {write_s:.1f} s")
     assert store.count() == n_rows
 
-    where = _filters(store, None, None, None)
+    where = where_clause(store, None, None, None)
     k = max(10 * CANDIDATE_FACTOR, 20)
     today = date(2026, 6, 1)
     # search() runs as the assistant runs it: with the home's settings, so every call filters the

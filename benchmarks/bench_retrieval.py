@@ -57,7 +57,7 @@ import numpy as np
 
 from baselines import search_before_real_data as baseline_retrieval
 from _common import log, percentile, table
-from fixtures.sentences import fact_sentences, vary
+from fixtures.sentences import fact_sentences, query_sentences, vary
 from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.models.embedder import Embedder, shared_embedder
@@ -65,9 +65,12 @@ from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.search.ranking import RANKING, Ranking
-from memory_assets.core.index import retrieval
-from memory_assets.core.search.retrieval import search
-from memory_assets.core.index.rows import IndexRow
+from memory_assets.core.search import retrieval
+from memory_assets.core.search.retrieval import TURN_ROWS, search
+from memory_assets.core.search.turns import SAID_COLUMNS
+from memory_assets.core.index.rows import IndexRow, plan_transcript, turn_chunks
+from memory_assets.core.capture.transcripts import CAPTURED, captured_path, turn_lines
+from memory_assets.core.knowledge.tombstones import Tombstones
 from memory_assets.core.sources import ARCHIVE
 from memory_assets.core.index.store import ANN_ROW_THRESHOLD, MemoryStore
 from memory_assets.core.text import stable_id
@@ -686,9 +689,32 @@ def recall_table(rows: list[tuple[str, Recall]], before: Recall) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def pad(home: Home, emb: Embedder, n_rows: int) -> tuple[float, float]:
+@dataclass
+class Padding:
+    """What ``pad`` wrote, for the turns that said it (``add_turns``): fact ``j`` is
+    ``contents[j]``, a variant of ``base[k]`` with ``k = j % len(base)``, dated ``days[j]``."""
+
+    base: list[tuple[str, str]]
+    base_vecs: np.ndarray
+    contents: list[str]
+    days: list[date]
+    embed_s: float
+    write_s: float
+
+
+PAD_CHAT = 10  # padding facts said in one synthetic chat
+
+
+def pad_marks(j: int) -> tuple[str, int]:
+    """The block marks of padding fact ``j``: its chat (8 characters, as a block header carries
+    it) and its minute after 08:00 (every third minute: the chat's other turns say no fact)."""
+    return f"p{j // PAD_CHAT:07d}", (j % PAD_CHAT) * 3
+
+
+def pad(home: Home, emb: Embedder, n_rows: int) -> Padding:
     """Add ``n_rows - current`` filler rows: 2,000 real filler sentences embedded once, then
-    word-level variants with noisy vectors (bench_index.py's method), dated over 2024-2026."""
+    word-level variants with noisy vectors (bench_index.py's method), dated over 2024-2026. Each
+    carries a block's marks (``pad_marks``), as a fact the write path wrote from a turn does."""
     store = home.store
     have = store.count()
     need = n_rows - have
@@ -703,6 +729,8 @@ def pad(home: Home, emb: Embedder, n_rows: int) -> tuple[float, float]:
     table_ = TableWriter(store).table_for_write(emb.model_name, emb.dimension)
     start = time.perf_counter()
     batch = 10_000
+    contents: list[str] = []
+    days: list[date] = []
     for b in range(0, need, batch):
         idx = np.arange(b, min(b + batch, need)) % len(base)
         vectors = base_vecs[idx] + nrng.normal(0.0, 0.03, size=(len(idx), base_vecs.shape[1])).astype(
@@ -712,12 +740,15 @@ def pad(home: Home, emb: Embedder, n_rows: int) -> tuple[float, float]:
         rows = []
         for j, k in zip(range(b, b + len(idx)), idx, strict=True):
             category, text = base[k]
-            day = (first + timedelta(days=j * span // need)).isoformat()
+            days.append(first + timedelta(days=j * span // need))
+            day = days[-1].isoformat()
             fname = f"pad-{day}.md"
+            chat, minute = pad_marks(j)
+            contents.append(vary(text, rng))
             rows.append(
                 IndexRow(
                     id=stable_id("bench-retrieval", j),
-                    content=vary(text, rng),
+                    content=contents[-1],
                     source_type=ARCHIVE,
                     source_file=fname,
                     chunk_index=j % 100 + 3,
@@ -726,7 +757,14 @@ def pad(home: Home, emb: Embedder, n_rows: int) -> tuple[float, float]:
                     source_date=day,
                     fact_date=day,
                     metadata=json.dumps(
-                        {"source_type": ARCHIVE, "source_file": fname, "category": category, "tags": []}
+                        {
+                            "source_type": ARCHIVE,
+                            "source_file": fname,
+                            "category": category,
+                            "tags": [],
+                            "time": f"{8 + minute // 60:02d}:{minute % 60:02d}",
+                            "chat": chat,
+                        }
                     ),
                 )
             )
@@ -737,7 +775,204 @@ def pad(home: Home, emb: Embedder, n_rows: int) -> tuple[float, float]:
     log(
         f"    padded to {store.count():,} rows ({write_s:.1f} s) and optimized with the ANN index ({time.perf_counter() - start:.1f} s)"
     )
-    return embed_s, write_s
+    return Padding(base, base_vecs, contents, days, embed_s, write_s)
+
+
+# ---------------------------------------------------------------------------------------------
+# The recall tier: transcript rows
+# ---------------------------------------------------------------------------------------------
+
+# How a user says a fact (the fact's words stay in the message, as an extractor keeps them).
+SAYS = [
+    "{fact}",
+    "By the way, {fact}",
+    "Just so you know: {fact}",
+    "Quick update from me. {fact}",
+    "{fact} Can you keep that in mind?",
+    "Oh, and one more thing. {fact}",
+    "I was thinking about this today. {fact}",
+    "Something to remember for later: {fact}",
+]
+# What else a user says: questions and requests that state no fact, and short replies.
+ASKS = [
+    "Do you remember {q}?",
+    "Quick question: {q}?",
+    "I am trying to work out {q}, any idea?",
+    "Can you look up {q} for me?",
+    "Before I forget, {q}?",
+    "Could you remind me {q}?",
+]
+SHORT = [
+    "Thanks, that helps a lot.",
+    "Can you make it shorter?",
+    "Ok, let's pick this up tomorrow.",
+    "That makes sense, thank you.",
+    "Hmm, not quite what I meant. Try again?",
+    "Great, send me the final version.",
+    "Can you put that in a table?",
+    "Perfect.",
+]
+ANSWERS = [
+    "Noted. I'll keep that in mind.",
+    "Got it. Here is a short summary of what you said, with two follow-up questions.",
+    "Sure. Here is a draft you can adapt.",
+    "I don't have that yet; could you tell me more?",
+    "",  # an assistant turn that only called a tool: no text
+]
+LONG_SHARE = 0.05  # messages long enough to be cut into overlapping windows (turn_chunks)
+
+
+@dataclass
+class Said:
+    """One turn as the benchmark writes it, with the vector its rows take."""
+
+    user: str
+    answer: str
+    at: datetime
+    vector: np.ndarray
+
+
+def _normalised(matrix: np.ndarray) -> np.ndarray:
+    return (matrix / np.linalg.norm(matrix, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def _write_chats(
+    settings: Settings, chats: dict[str, list[Said]]
+) -> list[tuple[str, Path, dict[int, np.ndarray]]]:
+    """Each chat's turns written to its captured transcript as ``keep_turn`` writes them (the same
+    lines, ``turn_lines``; one write per file, no fsync: a benchmark's bulk load); returns each
+    file with the vector of each turn by the line number of its user line."""
+    out = []
+    for chat, turns in chats.items():
+        path = captured_path(settings.transcripts_dir, chat)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        vectors: dict[int, np.ndarray] = {}
+        line = 1
+        parts = []
+        for turn in sorted(turns, key=lambda t: t.at):
+            text = turn_lines(chat, turn.user, turn.answer, turn.at)
+            vectors[line] = turn.vector
+            line += text.count("\n")
+            parts.append(text)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("".join(parts))
+        out.append((path.relative_to(settings.transcripts_dir).as_posix(), path, vectors))
+    return out
+
+
+def _index_chats(home: Home, table_: Any, chats: dict[str, list[Said]]) -> int:
+    """Write ``chats`` and add their rows as the indexer plans them (``plan_transcript``: one row a
+    user message, cut into windows when long, with the marks ``turns.py`` links facts by), each row
+    with its turn's vector. Returns the rows added."""
+    rows: list[IndexRow] = []
+    vectors: list[np.ndarray] = []
+    for rel, path, by_line in _write_chats(home.settings, chats):
+        plan = plan_transcript(path, rel, Tombstones(), TODAY)
+        if plan.warnings:
+            raise SystemExit(f"the benchmark wrote a transcript the indexer warns about: {plan.warnings[:3]}")
+        for row in plan.rows:
+            rows.append(row)
+            vectors.append(by_line[json.loads(row.metadata)["line"]])
+    if rows:
+        TableWriter(home.store).apply_diff(table_, [], rows, np.stack(vectors), [None] * len(rows))
+    return len(rows)
+
+
+def add_turns(home: Home, emb: Embedder, padding: Padding, turn_rows: int) -> dict[str, float]:
+    """Add about ``turn_rows`` transcript rows (source_type ``transcript``), the recall tier of a
+    home whose every fact came from a turn:
+
+    * the history's turns: each of its log lines said in its block's chat and minute (one turn a
+      line, wrapped in what a user says around it, ``SAYS``), embedded by the real model;
+    * the padding facts' turns: fact ``j`` said in chat ``pad_marks(j)`` at its minute, on its day,
+      with the fact's base vector perturbed (N(0, 0.05^2) per dimension, then normalised);
+    * the rest: turns that state no fact, in the same chats at the other minutes (questions and
+      requests over the generator's vocabulary, short replies, and a share of long messages cut
+      into windows), their texts from 2,000 distinct ones embedded by the real model, each row
+      that text's vector perturbed (N(0, 0.03^2)), as the padding is.
+
+    Then optimize (compaction, new rows folded into the full-text and vector indexes), as the
+    optimize sensor does after a home grows."""
+    rng = random.Random(11)
+    nrng = np.random.default_rng(11)
+    store, settings = home.store, home.settings
+    table_ = TableWriter(store).table_for_write(emb.model_name, emb.dimension)
+    start = time.perf_counter()
+    # The history's turns, embedded by the model.
+    history_chats: dict[str, list[Said]] = {}
+    texts: list[str] = []
+    for n, session in enumerate(home.history.sessions):
+        chat = f"{n:04d}{stable_id(n)[:4]}"  # write_history's chat id
+        at = datetime(session.day.year, session.day.month, session.day.day, 8, 0, tzinfo=UTC) + timedelta(
+            minutes=session.minute
+        )
+        for _, content in session.lines:
+            texts.append(rng.choice(SAYS).format(fact=content))
+            history_chats.setdefault(chat, []).append(Said(texts[-1], rng.choice(ANSWERS), at, None))  # type: ignore[arg-type]
+    history_vecs = emb.embed(texts)
+    for said, vector in zip((t for c in history_chats.values() for t in c), history_vecs, strict=True):
+        said.vector = vector
+    embedded = len(texts)
+    # What else is said: 2,000 distinct texts embedded once.
+    questions = [ask.format(q=q) for q in query_sentences(332, seed=77) for ask in ASKS]  # 1,992
+    chatter = questions + SHORT
+    chatter_vecs = emb.embed(chatter)
+    embedded += len(chatter)
+    embed_s = time.perf_counter() - start
+    added = _index_chats(home, table_, history_chats)
+    dim = padding.base_vecs.shape[1]
+    n_pad = len(padding.contents)
+    groups = max(1, -(-n_pad // PAD_CHAT))
+    budget = max(turn_rows - added, 0)
+    batch: dict[str, list[Said]] = {}
+    batch_turns = 0
+    written = 0
+    for g in range(groups):
+        chat = f"p{g:07d}"
+        day = padding.days[min(g * PAD_CHAT, n_pad - 1)]
+        noon = datetime(day.year, day.month, day.day, 8, 0, tzinfo=UTC)
+        turns: list[Said] = []
+        rows = 0
+        for j in range(g * PAD_CHAT, min((g + 1) * PAD_CHAT, n_pad)):
+            _, minute = pad_marks(j)
+            k = j % len(padding.base)
+            vector = _normalised(padding.base_vecs[k] + nrng.normal(0.0, 0.05, dim))
+            user = rng.choice(SAYS).format(fact=padding.contents[j])
+            said_day = padding.days[j]  # the fact's day (a chat may run past midnight)
+            at = datetime(said_day.year, said_day.month, said_day.day, 8, minute, tzinfo=UTC)
+            turns.append(Said(user, rng.choice(ANSWERS), at, vector))
+            rows += 1
+        target = budget * (g + 1) // groups - budget * g // groups  # this chat's share of the rows
+        minute = 1
+        while rows < target:
+            if rng.random() < LONG_SHARE:
+                parts = rng.sample(range(len(padding.base)), rng.randint(8, 16))
+                user = " ".join(padding.base[p][1] for p in parts)
+                vector = _normalised(padding.base_vecs[parts].mean(axis=0) + nrng.normal(0.0, 0.03, dim))
+            else:
+                c = rng.randrange(len(chatter))
+                user = vary(chatter[c], rng) if c < len(questions) else chatter[c]
+                vector = _normalised(chatter_vecs[c] + nrng.normal(0.0, 0.03, dim))
+            turns.append(Said(user, rng.choice(ANSWERS), noon + timedelta(minutes=minute), vector))
+            rows += len(turn_chunks(user))
+            minute += 2 if minute % 3 == 2 else 1  # never a fact's minute
+        batch[chat] = turns
+        batch_turns += len(turns)
+        if batch_turns >= 20_000 or g == groups - 1:
+            written += _index_chats(home, table_, batch)
+            log(f"    {added + written:,} transcript rows")
+            batch, batch_turns = {}, 0
+    added += written
+    write_s = time.perf_counter() - start - embed_s
+    start = time.perf_counter()
+    TableWriter(store).optimize()
+    optimize_s = time.perf_counter() - start
+    files = sum(1 for _ in (settings.transcripts_dir / CAPTURED).glob("*.jsonl"))
+    log(
+        f"    {added:,} transcript rows in {files:,} transcripts ({embedded:,} texts embedded in {embed_s:.1f} s, "
+        f"written in {write_s:.1f} s); optimized in {optimize_s:.1f} s"
+    )
+    return {"rows": added, "files": files, "embedded": embedded, "embed_s": embed_s, "write_s": write_s}
 
 
 def latency(home: Home, searchers: dict[str, Callable[..., Any]], rounds: int) -> dict[str, dict[str, float]]:
@@ -822,23 +1057,38 @@ async def replay(reader: Any, chains: list[list[tuple[str, tuple, dict]]]) -> No
             await build(chain)
 
 
-def query_cost(home: Home, rounds: int) -> dict[str, dict[str, float]]:
+def _is_said(chain: list[tuple[str, tuple, dict]]) -> bool:
+    """The query for the final facts' turns (``turns.said_clause``): it selects ``SAID_COLUMNS``."""
+    return any(name == "select" and list(args[0]) == SAID_COLUMNS for name, args, _ in chain)
+
+
+def query_cost(home: Home, rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
     """``search()`` against the LanceDB queries it awaits, run alone, interleaved question by
     question (so the machine's drift hits both alike): query embedding excluded, with the home's
     settings. Each question's queries are recorded from a ``search()`` of it (``_Recording``) and
-    replayed on the same table handle the way ``search()`` awaits them; also the legs alone and
-    the neighbours' query alone."""
+    replayed on the same table handle the way ``search()`` awaits them; also the legs alone (the
+    turn legs among them when the table holds turns), the neighbours' query alone and the said
+    query alone (a piece is timed only for the questions whose search made it). Returns the
+    timings and how many of the questions' searches made each kind of query."""
     reader = run(home.store.read_latest())[1]  # type: ignore[index]
     chains = [recorded_queries(home, i) for i in range(len(home.history.questions))]
     after = ranked(RANKING)
-    timed: dict[str, Callable[[int], Any]] = {
-        "search()": lambda i: after(home, i, home.settings),
-        "the queries it awaits": lambda i: run(replay(reader, chains[i])),
-        "  its legs alone": lambda i: run(replay(reader, [c for c in chains[i] if _is_leg(c)])),
-        "  its neighbours' query alone": lambda i: run(
-            replay(reader, [c for c in chains[i] if not _is_leg(c)])
-        ),
+
+    def only(kind: Callable[[list[tuple[str, tuple, dict]]], bool]) -> Callable[[int], list]:
+        return lambda i: [c for c in chains[i] if kind(c)]
+
+    legs = only(_is_leg)
+    neighbours = only(lambda c: not _is_leg(c) and not _is_said(c))
+    said = only(_is_said)
+    pieces: dict[str, Callable[[int], list]] = {
+        "the queries it awaits": lambda i: chains[i],
+        "  its legs alone": legs,
+        "  its neighbours' query alone": neighbours,
+        "  its said query alone": said,
     }
+    timed: dict[str, Callable[[int], Any]] = {"search()": lambda i: after(home, i, home.settings)}
+    for name, pick in pieces.items():
+        timed[name] = lambda i, pick=pick: run(replay(reader, pick(i)))
     samples: dict[str, list[float]] = {name: [] for name in timed}
     for i in range(min(5, len(chains))):
         for fn in timed.values():
@@ -846,14 +1096,51 @@ def query_cost(home: Home, rounds: int) -> dict[str, dict[str, float]]:
     for _ in range(rounds):
         for i in range(len(chains)):
             for name, fn in timed.items():
-                if name.endswith("neighbours' query alone") and all(_is_leg(c) for c in chains[i]):
-                    continue
+                if name in pieces and not pieces[name](i):
+                    continue  # this question's search made no such query
                 begin = time.perf_counter()
                 fn(i)
                 samples[name].append((time.perf_counter() - begin) * 1000.0)
-    return {
-        name: {"p50": percentile(v, 50), "p95": percentile(v, 95), "n": len(v)} for name, v in samples.items()
+    made = {
+        "legs": sum(len(legs(i)) for i in range(len(chains))),
+        "turn legs": sum(sum(TURN_ROWS in repr(c) for c in legs(i)) for i in range(len(chains))),
+        "neighbours": sum(bool(neighbours(i)) for i in range(len(chains))),
+        "said": sum(bool(said(i)) for i in range(len(chains))),
+        "searches": len(chains),
     }
+    timings = {
+        name: {"p50": percentile(v, 50), "p95": percentile(v, 95), "n": len(v)}
+        for name, v in samples.items()
+        if v
+    }
+    return timings, made
+
+
+def cost_section(home: Home, rounds: int, label: str) -> float:
+    """Print what search() costs against the LanceDB queries it awaits; returns the p50 ratio."""
+    print(
+        f"\n## What search() costs against the LanceDB queries it awaits, {label} "
+        "(interleaved, query embedding excluded)\n"
+    )
+    cost, made = query_cost(home, rounds)
+    print(
+        table(
+            [[name, f"{v['p50']:.1f}", f"{v['p95']:.1f}", v["n"]] for name, v in cost.items()],
+            ["piece", "p50 ms", "p95 ms", "calls"],
+        )
+    )
+    ratio = cost["search()"]["p50"] / cost["the queries it awaits"]["p50"]
+    turn_legs = f", {made['turn legs']} of them turn legs" if made["turn legs"] else ""
+    print(
+        f"\nThe queries are recorded from a search() of each of the {made['searches']} questions and replayed "
+        "alone on the same table handle, awaited as search() awaits them: the legs together, then the "
+        f"neighbours' query, then the said query. The searches made {made['legs']} legs{turn_legs}; "
+        f"{made['neighbours']} made a neighbours' query and {made['said']} a said query. search() also reads the "
+        "latest version, filters tombstones, scores, merges a fact with its turn, collapses and logs the "
+        f"recall. Ratio of the p50s: {ratio:.2f} ({cost['search()']['p50']:.1f} / "
+        f"{cost['the queries it awaits']['p50']:.1f} ms)."
+    )
+    return ratio
 
 
 def main() -> int:
@@ -861,7 +1148,15 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="20k padding rows, one timing round")
-    parser.add_argument("--rows", type=int, help="rows after padding (default 100,000; quick 20,000)")
+    parser.add_argument("--rows", type=int, help="fact rows after padding (default 100,000; quick 20,000)")
+    parser.add_argument(
+        "--turn-rows",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after the figures on the padded table, add about N transcript rows (the recall tier; e.g. "
+        "300000) and measure again on the table holding both (default 0: facts only)",
+    )
     parser.add_argument("--seed", type=int, default=REPORT_SEED, help=f"history seed (default {REPORT_SEED})")
     parser.add_argument("--misses", action="store_true", help="list the questions each ranking misses at @10")
     parser.add_argument("--keep", action="store_true", help="keep the temporary homes")
@@ -913,7 +1208,7 @@ def main() -> int:
         small_latency = latency(home, dict(variants), 1)
 
         log(f"padding to {n_rows:,} rows")
-        embed_s, write_s = pad(home, emb, n_rows)
+        padding = pad(home, emb, n_rows)
         big = [(label, evaluate(home, fn)) for label, fn in variants]
         print(
             f"\n## Recall with the table padded to {home.store.count():,} rows (IVF_HNSW_SQ index), same questions\n"
@@ -943,24 +1238,45 @@ def main() -> int:
                 ],
             )
         )
+        facts_rows = home.store.count()
+        ratio = cost_section(home, rounds, f"{facts_rows:,} fact rows")
 
-        print(
-            "\n## What search() costs against the LanceDB queries it awaits (interleaved, query embedding excluded)\n"
-        )
-        cost = query_cost(home, rounds)
-        print(
-            table(
-                [[name, f"{v['p50']:.1f}", f"{v['p95']:.1f}", v["n"]] for name, v in cost.items()],
-                ["piece", "p50 ms", "p95 ms", "calls"],
+        turned: list[tuple[str, Recall]] = []
+        turn_ratio = turn_latency = None
+        if args.turn_rows:
+            log(f"adding about {args.turn_rows:,} transcript rows")
+            built = add_turns(home, emb, padding, args.turn_rows)
+            turn_count = home.store.count("source_type = 'transcript'")
+            print(
+                f"\n## The table with the recall tier: {facts_rows:,} fact rows and {turn_count:,} transcript rows "
+                f"({home.store.count():,} in all)\n"
             )
-        )
-        ratio = cost["search()"]["p50"] / cost["the queries it awaits"]["p50"]
-        print(
-            "\nThe queries are recorded from a search() of each question and replayed alone on the same table "
-            "handle, awaited as search() awaits them: the legs together, then the neighbours' query. search() "
-            f"also reads the latest version, filters tombstones, scores, collapses and logs the recall. Ratio of "
-            f"the p50s: {ratio:.2f}."
-        )
+            print(
+                f"turns: {built['files']:,} captured transcripts written as keep_turn writes them and planned by "
+                "plan_transcript (one row a user message, long ones cut into windows); every history line and "
+                "padding fact said in a turn of its block's chat and minute (so search folds a fact and its turn "
+                f"into one hit), the rest questions, requests and long messages that state no fact. "
+                f"{built['embedded']:,} distinct texts embedded by the model ({built['embed_s']:.0f} s: the "
+                "history's turns and 2,000 chat texts); every other row reuses one of those vectors, or its "
+                "padding fact's, perturbed (see add_turns)\n"
+            )
+            turned = [(label, evaluate(home, fn)) for label, fn in variants]
+            print(recall_table(turned, turned[0][1]))
+            log(f"timing {rounds} interleaved round(s) with the turns")
+            turn_latency = latency(home, dict(variants), rounds)
+            print("\nsearch() latency with the turns, query embedding excluded (interleaved):\n")
+            print(
+                table(
+                    [
+                        [label, f"{turn_latency[label]['p50']:.1f} / {turn_latency[label]['p95']:.1f}"]
+                        for label, _ in variants
+                    ],
+                    ["ranking", "p50 / p95 ms"],
+                )
+            )
+            turn_ratio = cost_section(
+                home, rounds, f"{facts_rows:,} fact rows + {turn_count:,} transcript rows"
+            )
 
         print("\n## Summary\n")
         b, a = big[0][1], big[1][1]
@@ -1000,11 +1316,38 @@ def main() -> int:
         summary.append(
             [
                 f"search() / the LanceDB queries it awaits, p50 at {n_rows // 1000}k rows",
-                f"{cost['search()']['p50']:.1f} / {cost['the queries it awaits']['p50']:.1f} ms = {ratio:.2f}x",
+                f"{ratio:.2f}x",
                 "<= 1.3x",
                 "ok" if ratio <= 1.3 else "MISSED",
             ]
         )
+        if turn_ratio is not None and turn_latency is not None:
+            t_after = turned[1][1]
+            summary.append(
+                [
+                    "recall@10 all questions, with the turns (after)",
+                    f"{total(t_after):.1f} (without them {total(a):.1f})",
+                    "-",
+                    "-",
+                ]
+            )
+            summary.append(
+                [
+                    f"search() p50 with {args.turn_rows // 1000}k turn rows (after)",
+                    f"{turn_latency['after']['p50']:.1f} ms",
+                    "-",
+                    "-",
+                ]
+            )
+            summary.append(
+                [
+                    f"search() / the LanceDB queries it awaits, p50 at {n_rows // 1000}k facts + "
+                    f"{args.turn_rows // 1000}k turn rows",
+                    f"{turn_ratio:.2f}x",
+                    "<= 1.3x",
+                    "ok" if turn_ratio <= 1.3 else "MISSED",
+                ]
+            )
         print(table(summary, ["figure", "history alone / padded", "target", "verdict"]))
         print(
             f"\ntotal wall time {time.perf_counter() - t0:.0f} s; 1-min load average at the end {os.getloadavg()[0]:.2f}"

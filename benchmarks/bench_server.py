@@ -43,7 +43,8 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,17 @@ from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.process import process_turn
 
 CLI = str(Path(sys.executable).parent / "memory-assets")
+REPO = Path(__file__).resolve().parent.parent
+IMPORTED = "memory_assets imported from "
+# Runs the CLI of whichever memory_assets PYTHONPATH puts first, saying which one it is.
+LAUNCH = (
+    "import sys, memory_assets; "
+    f"print({IMPORTED!r} + memory_assets.__file__, flush=True); "
+    "from memory_assets.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+BASELINE_REV = "151b190"  # the code before the recall tier (issue 25): what "today's" acknowledgement was
+ACK_OVER_BASELINE_TARGET = 1.2
+LONGMEMEVAL = REPO.parent / "shared" / "data" / "longmemeval-dev"
 CORPUS = Path(__file__).parent / "data" / "extraction_corpus.jsonl"
 HTTP_OVER_INPROCESS_TARGET = 1.25
 
@@ -71,7 +83,12 @@ HTTP_OVER_INPROCESS_TARGET = 1.25
 
 
 class Server:
-    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+    """A ``memory-assets serve`` subprocess on a free loopback port. ``code``: a checkout whose
+    ``memory_assets`` the server imports (through PYTHONPATH, with this venv's python; the
+    launcher writes the package's path to the server's log first, ``imported_from``); default:
+    the installed ``memory-assets`` command."""
+
+    def __init__(self, root: Path, env: dict[str, str] | None = None, code: Path | None = None) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
@@ -79,9 +96,15 @@ class Server:
         self.log_path = root.parent / f"server-{self.port}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115
         started = time.perf_counter()
+        serve = ["serve", "--root", str(root), "--port", str(self.port)]
+        env = {**os.environ, **(env or {})}
+        if code is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [os.environ.get("PYTHONPATH")])])
         self.proc = subprocess.Popen(
-            [CLI, "serve", "--root", str(root), "--port", str(self.port)],
-            env={**os.environ, **(env or {})},
+            [CLI, *serve] if code is None else [sys.executable, "-c", LAUNCH, *serve],
+            env=env,
+            # not the repository: ``python -c`` puts the working directory ahead of PYTHONPATH
+            cwd=root.parent if code is not None else None,
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -97,6 +120,13 @@ class Server:
                 pass
             time.sleep(0.2)
         self.ready_s = time.perf_counter() - started
+
+    def imported_from(self) -> Path:
+        """The ``memory_assets`` package this server imported (from the launcher's first line)."""
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            if line.startswith(IMPORTED):
+                return Path(line[len(IMPORTED) :].strip()).parent
+        raise SystemExit(f"the server at {self.url} did not say which memory_assets it imported")
 
     def rss_mb(self) -> tuple[float, float]:
         """(VmRSS, VmHWM) of the server process, in MB."""
@@ -380,6 +410,229 @@ def bench_writes_and_memory(root: Path, clients: int, seconds: float, homes: int
     return rows
 
 
+# -- (d) a turn's acknowledgement, before and after the recall tier ------------------------------
+
+
+@dataclass
+class PostedTurn:
+    user: str
+    assistant: str
+    chat_id: str
+    at: str  # ISO, UTC
+
+    def body(self) -> dict[str, str]:
+        return {"user": self.user, "assistant": self.assistant, "chat_id": self.chat_id, "at": self.at}
+
+
+def longmemeval_turns(n: int, max_chars: int = 32_768) -> list[PostedTurn]:
+    """``n`` real turns, in order: each user message of LongMemEval-S's dev sample
+    (``../shared/data/longmemeval-dev/``, MIT), with the assistant's reply that follows it, its
+    session as the chat and the session's date (a minute a turn). The questions' files are read in
+    name order, each one's sessions in order, until ``n`` turns are drawn."""
+    out: list[PostedTurn] = []
+    for path in sorted(LONGMEMEVAL.glob("*.json")):
+        item = json.loads(path.read_text())
+        for session, sid, when in zip(
+            item["haystack_sessions"], item["haystack_session_ids"], item["haystack_dates"], strict=True
+        ):
+            start = datetime.strptime(when[:10] + when[-5:], "%Y/%m/%d%H:%M").replace(tzinfo=UTC)
+            for k, message in enumerate(session):
+                if message["role"] != "user" or not message["content"].strip():
+                    continue
+                reply = (
+                    session[k + 1]["content"]
+                    if k + 1 < len(session) and session[k + 1]["role"] == "assistant"
+                    else ""
+                )
+                at = (start + timedelta(minutes=len(out) % 50)).isoformat()
+                out.append(
+                    PostedTurn(message["content"][:max_chars], reply[:max_chars], f"lme-{sid}"[:64], at)
+                )
+                if len(out) == n:
+                    return out
+    if not out:
+        raise SystemExit(f"no LongMemEval dev sample under {LONGMEMEVAL}; pass --ack-turns-from corpus")
+    return out
+
+
+def corpus_turns(n: int) -> list[PostedTurn]:
+    """``n`` turns from the shipped extraction corpus (user messages only, statements and not),
+    one chat, a minute apart."""
+    lines = [json.loads(line)["user"] for line in CORPUS.read_text().splitlines()]
+    day = datetime(2026, 11, 1, 9, tzinfo=UTC)
+    return [
+        PostedTurn(lines[k % len(lines)], "", "bench", (day + timedelta(minutes=k)).isoformat())
+        for k in range(n)
+    ]
+
+
+def baseline_worktree(rev: str, into: Path) -> Path:
+    """A detached worktree of ``rev`` (removed by ``remove_worktree``)."""
+    path = into / f"memory-assets-{rev}"
+    done = subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), rev],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"git worktree add {rev} failed: {done.stderr.strip()}")
+    return path
+
+
+def remove_worktree(path: Path) -> None:
+    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)], capture_output=True)
+    subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True)
+
+
+def describe_code(path: Path) -> str:
+    """The commit a checkout is at, and whether its memory_assets/ has uncommitted changes."""
+    head = subprocess.run(
+        ["git", "-C", str(path), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(path), "status", "--porcelain", "--", "memory_assets"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return head[:72] + (" + uncommitted changes in memory_assets/" if dirty else "")
+
+
+def du_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def index_size(settings: Any) -> dict[str, float]:
+    """The index table of a stopped server's home: its rows by kind and its bytes on disk as the
+    server left them, then compacted (every version but the latest pruned, as an optimize with no
+    retention leaves it), measured the same way on both sides."""
+    import lancedb
+
+    index_dir = Path(settings.index_uri)
+    as_left = du_bytes(index_dir)
+    table = lancedb.connect(str(index_dir)).open_table(settings.table_name)
+    rows = table.count_rows()
+    turns = table.count_rows("source_type = 'transcript'") if "source_type" in table.schema.names else 0
+    table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    return {
+        "rows": rows,
+        "turn_rows": turns,
+        "bytes": as_left,
+        "compacted": du_bytes(index_dir),
+        "transcripts": du_bytes(settings.transcripts_dir),
+    }
+
+
+def bench_ack(tmp: Path, n: int, rev: str, source: str) -> list[list[object]]:
+    """The same turns posted, one at a time, to a server of the code at ``rev`` and to one of the
+    current code, interleaved turn by turn (the order alternating), each on a fresh home of its
+    own: the acknowledgement's latency (the POST's round trip) side by side; then each home's
+    index size per 1,000 turns."""
+    turns = longmemeval_turns(n) if source == "longmemeval" else corpus_turns(n)
+    warm = corpus_turns(5)
+    for side in ("before", "after"):
+        (tmp / side).mkdir(parents=True, exist_ok=True)
+    tree = baseline_worktree(rev, tmp)
+    described = {"before": describe_code(tree), "after": describe_code(REPO)}
+    servers: dict[str, Server] = {}
+    try:
+        code = {"before": tree, "after": REPO}
+        for side, path in code.items():
+            # Verify the import first: PYTHONPATH must win over the editable install.
+            probe = subprocess.run(
+                [sys.executable, "-c", "import memory_assets; print(memory_assets.__file__)"],
+                env={**os.environ, "PYTHONPATH": str(path)},
+                cwd=tmp,  # as the servers run: the working directory would come before PYTHONPATH
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            if Path(probe).resolve().parent != (path / "memory_assets").resolve():
+                raise SystemExit(f"{side}: PYTHONPATH={path} imported memory_assets from {probe}")
+        for side, path in code.items():
+            servers[side] = Server(tmp / side / "root", code=path)
+            got = servers[side].imported_from().resolve()
+            if got != (path / "memory_assets").resolve():
+                raise SystemExit(f"the {side} server imported memory_assets from {got}, not {path}")
+            log(f"(d) {side}: server ready in {servers[side].ready_s:.1f} s, memory_assets from {got}")
+        latency: dict[str, list[float]] = {side: [] for side in servers}
+        steps: dict[str, dict[str, list[float]]] = {side: {} for side in servers}
+        facts: dict[str, int] = dict.fromkeys(servers, 0)
+        clients = {side: httpx.Client(base_url=srv.url, timeout=120) for side, srv in servers.items()}
+        try:
+            for t in warm:  # each home created, the model and the tables warm, before the clock
+                for client in clients.values():
+                    client.post("/v1/users/ack/turns", json=t.body()).raise_for_status()
+            log(f"(d) posting {len(turns)} turns ({source}) to both servers, interleaved")
+            for i, t in enumerate(turns):
+                order = ["before", "after"] if i % 2 == 0 else ["after", "before"]
+                for side in order:
+                    start = time.perf_counter()
+                    answer = clients[side].post("/v1/users/ack/turns", json=t.body())
+                    took = (time.perf_counter() - start) * 1000
+                    answer.raise_for_status()
+                    latency[side].append(took)
+                    body = answer.json()
+                    facts[side] += sum(f["outcome"] != "confirmation" for f in body["facts"])
+                    for step, seconds in body.get("timings", {}).items():
+                        steps[side].setdefault(step, []).append(seconds * 1000)
+        finally:
+            for client in clients.values():
+                client.close()
+    finally:
+        for srv in servers.values():
+            srv.stop()
+        remove_worktree(tree)
+    sizes = {side: index_size(user_settings(tmp / side / "root", "ack")) for side in servers}
+    posted = len(turns) + len(warm)
+    per_k = 1000 / posted
+    b50, a50 = percentile(latency["before"], 50), percentile(latency["after"], 50)
+    b95, a95 = percentile(latency["before"], 95), percentile(latency["after"], 95)
+    rows: list[list[object]] = [
+        ["(d) code before", described["before"], "", ""],
+        ["(d) code after", described["after"], "", ""],
+        [
+            f"(d) acknowledgement, before ({rev}): p50 / p95 ms",
+            f"{b50:.1f} / {b95:.1f}",
+            "",
+            f"{len(turns)} turns ({source}), {facts['before']} facts written",
+        ],
+        [
+            "(d) acknowledgement, after (now): p50 / p95 ms",
+            f"{a50:.1f} / {a95:.1f}",
+            "",
+            f"{facts['after']} facts written",
+        ],
+        [
+            "(d) after / before, p50 (p95)",
+            f"{a50 / b50:.2f}x ({a95 / b95:.2f}x)",
+            f"<= {ACK_OVER_BASELINE_TARGET}x",
+            "met" if a50 / b50 <= ACK_OVER_BASELINE_TARGET else "MISSED",
+        ],
+    ]
+    for step in sorted(set(steps["before"]) | set(steps["after"])):
+        b, a = steps["before"].get(step, []), steps["after"].get(step, [])
+        rows.append(
+            [
+                f"(d)   step {step}: p50 before / after ms",
+                f"{percentile(b, 50):.1f} / {percentile(a, 50):.1f}" if b else f"- / {percentile(a, 50):.1f}",
+                "",
+                f"{len(b)} / {len(a)} turns",
+            ]
+        )
+    for side in ("before", "after"):
+        size = sizes[side]
+        rows.append(
+            [
+                f"(d) index per 1,000 turns, {side}: rows (turn rows); MB as left / compacted",
+                f"{size['rows'] * per_k:,.0f} ({size['turn_rows'] * per_k:,.0f}); "
+                f"{size['bytes'] * per_k / 1e6:.2f} / {size['compacted'] * per_k / 1e6:.2f}",
+                "",
+                f"{posted} turns posted; transcripts/ {size['transcripts'] * per_k / 1e6:.2f} MB per 1,000",
+            ]
+        )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -391,7 +644,20 @@ def main() -> int:
     parser.add_argument("--homes", type=int, default=100, help="homes opened for (c)")
     parser.add_argument("--cache", help="keep (a)'s built home here and reuse it on the next run")
     parser.add_argument("--quick", action="store_true", help="10k rows, 50 queries, 10 s phases, 20 homes")
-    parser.add_argument("--only", choices=("search", "writes"), help="run one part")
+    parser.add_argument("--only", choices=("search", "writes", "ack"), help="run one part")
+    parser.add_argument(
+        "--ack-turns", type=int, default=400, help="turns posted to each side in (d) (default 400)"
+    )
+    parser.add_argument(
+        "--ack-turns-from",
+        choices=("longmemeval", "corpus"),
+        default="longmemeval",
+        help="(d)'s turns: LongMemEval-S dev sample's user messages with their replies (default), or the "
+        "extraction corpus's messages",
+    )
+    parser.add_argument(
+        "--ack-baseline", default=BASELINE_REV, help=f"(d)'s code before (a commit; default {BASELINE_REV})"
+    )
     args = parser.parse_args()
     if args.quick:
         args.rows, args.queries, args.seconds, args.homes = 10_000, 50, 10.0, 20
@@ -403,6 +669,8 @@ def main() -> int:
             rows += bench_search(cache / "root", args.rows, args.queries)
         if args.only in (None, "writes"):
             rows += bench_writes_and_memory(tmp / "writes" / "root", args.clients, args.seconds, args.homes)
+        if args.only in (None, "ack"):
+            rows += bench_ack(tmp / "ack", args.ack_turns, args.ack_baseline, args.ack_turns_from)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(
