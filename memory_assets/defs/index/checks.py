@@ -112,7 +112,7 @@ def rows_match_transcripts(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def turns_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(turns_accounted.turns_accounted_for(home.settings, home.store), "stranded")
+    return check_result(turns_accounted.turns_accounted_for(home.settings, home.store), "stranded_turns")
 
 
 @dg.asset_check(

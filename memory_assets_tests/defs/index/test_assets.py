@@ -1,17 +1,25 @@
 """Index assets materialised in a real (ephemeral) Dagster instance."""
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 
+from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.settings import Settings
-from memory_assets.defs.index.assets import archival_memories, archive_index, core_file_index, vault_index
+from memory_assets.defs.index.assets import (
+    archival_memories,
+    archive_index,
+    core_file_index,
+    transcript_index,
+    vault_index,
+)
 from memory_assets.defs.index.checks import ids_unique, no_tombstoned_content, table_bounded
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
 from memory_assets.defs.partitions import day_range_tags, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.defs.write_path.external import transcripts
 from memory_assets_tests.conftest import DAY, write_facts
 
 
@@ -167,3 +175,67 @@ def test_vault_index_reindexes_only_the_configured_files(settings: Settings, emb
     )
     meta = result.asset_materializations_for_node("vault_index")[0].metadata
     assert (meta["files_checked"].value, meta["embedded"].value) == (1, 1)
+
+
+def materialize_transcripts(
+    settings: Settings, instance: dg.DagsterInstance, files: list[str] | None = None
+) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [*EXTERNAL_ASSETS, transcripts, transcript_index],
+        instance=instance,
+        resources=resources(settings),
+        selection=[transcript_index],
+        run_config={"ops": {"transcript_index": {"config": {"files": files}}}} if files else None,
+    )
+
+
+def test_transcript_index_embeds_exactly_the_appended_turns(settings: Settings, embedder: object) -> None:
+    """The recall tier's diff, as the asset records it: 20 turns embedded, then 5 appended turns are
+    the only rows embedded (5 / 5 = 1.00), nothing deleted, and the run's own row check passes."""
+    at = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    for i in range(20):
+        keep_turn(
+            settings.transcripts_dir,
+            "chat-1",
+            f"Message number {i} about the garden",
+            "",
+            at + timedelta(minutes=i),
+        )
+    instance = dg.DagsterInstance.ephemeral()
+    first = materialize_transcripts(settings, instance)
+    assert first.success
+    meta = first.asset_materializations_for_node("transcript_index")[0].metadata
+    assert (meta["files_updated"].value, meta["embedded"].value, meta["rows"].value) == (1, 20, 20)
+    for i in range(20, 25):
+        keep_turn(
+            settings.transcripts_dir,
+            "chat-1",
+            f"Message number {i} about the garden",
+            "",
+            at + timedelta(minutes=i),
+        )
+    again = materialize_transcripts(settings, instance, files=["transcript:captured/chat-1.jsonl"])
+    meta = again.asset_materializations_for_node("transcript_index")[0].metadata
+    assert meta["embedded"].value / 5 == 1.00
+    assert (meta["deleted"].value, meta["rows"].value, meta["files_checked"].value) == (0, 25, 1)
+    assert "`transcript:captured/chat-1.jsonl`" in meta["updated_files"].value
+    [check] = again.get_asset_check_evaluations()
+    assert check.check_name == "rows_match_transcript" and check.passed
+    assert (check.metadata["planned_rows"].value, check.metadata["stored_rows"].value) == (25, 25)
+    events = instance.get_latest_materialization_event(dg.AssetKey("transcript_index"))
+    assert events is not None and events.run_id == again.run_id
+
+
+def test_the_transcript_row_check_fails_when_the_table_disagrees_with_the_transcript(
+    settings: Settings, embedder: object
+) -> None:
+    keep_turn(settings.transcripts_dir, "chat-9", "We adopted a cat called Miso", "", datetime.now(UTC))
+    indexer = Indexer(settings, embedder=embedder)  # type: ignore[arg-type]
+    sweep = indexer.reindex_files(labels=["transcript"])
+    from memory_assets.defs.index.assets import _transcript_rows_check
+
+    assert _transcript_rows_check(settings, indexer, sweep).passed
+    indexer.store.table().delete("source_type = 'transcript'")  # someone bypassed the indexer
+    check = _transcript_rows_check(settings, indexer, sweep)
+    assert not check.passed and check.metadata["missing_rows"].value == 1
+    assert "transcripts/captured/chat-9.jsonl: 1 planned row(s) missing" in (check.description or "")

@@ -1,7 +1,10 @@
 """The asset checks, run in a real (ephemeral) Dagster instance over a real home, index and model."""
 
+from datetime import UTC, datetime, timedelta
+
 import dagster as dg
 
+from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.settings import Settings
@@ -12,8 +15,10 @@ from memory_assets.defs.index.checks import (
     logs_append_only,
     no_tombstoned_content,
     rows_match_logs,
+    rows_match_transcripts,
     search_finds_rows,
     table_bounded,
+    turns_accounted_for,
 )
 from memory_assets.defs.index.external import EXTERNAL_ASSETS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
@@ -118,3 +123,40 @@ def test_logs_append_only_runs_on_the_external_daily_logs(settings: Settings) ->
     assert not second.passed and second.metadata["changed_logs"].value == 1
     assert f"| archive/{DAY.isoformat()}.md | 6 |" in second.metadata["changes"].value
     assert "line 6 was changed" in second.metadata["problems"].value
+
+
+def test_the_recall_tiers_checks_pass_then_name_a_stranded_turn(settings: Settings, indexer: Indexer) -> None:
+    """rows_match_transcripts and turns_accounted_for on archival_memories: they pass on an indexed
+    home with turns, and both fail, naming the transcript, when a turn's row goes behind the
+    indexer's back."""
+    at = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    keep_turn(settings.transcripts_dir, "chat-1", "We adopted a cat called Miso", "Lovely!", at)
+    keep_turn(
+        settings.transcripts_dir, "chat-1", "The boiler broke again on Monday", "", at + timedelta(minutes=1)
+    )
+    indexer.sweep()
+    instance = dg.DagsterInstance.ephemeral()
+    checks = [rows_match_transcripts, turns_accounted_for, no_tombstoned_content]
+
+    def run() -> dict[str, dg.AssetCheckEvaluation]:
+        result = dg.materialize(
+            [*EXTERNAL_ASSETS, *INDEX_ASSETS, *checks],
+            instance=instance,
+            resources=resources(settings),
+            selection=dg.AssetSelection.checks(*checks),
+        )
+        return evaluations(result)
+
+    passed = run()
+    assert all(e.passed for e in passed.values()), passed
+    assert passed["rows_match_transcripts"].metadata["planned_rows"].value == 2
+    assert passed["turns_accounted_for"].metadata["indexed"].value == 2
+    indexer.store.table().delete("content = 'The boiler broke again on Monday'")
+    failing = run()
+    rows, turns = failing["rows_match_transcripts"], failing["turns_accounted_for"]
+    assert not rows.passed and rows.severity == dg.AssetCheckSeverity.ERROR
+    assert "| captured/chat-1.jsonl | 2 | 1 | 1 | 0 | 0 |" in rows.metadata["transcripts"].value
+    assert not turns.passed and turns.metadata["stranded"].value == 1
+    table = turns.metadata["stranded_turns"].value
+    assert "| transcripts/captured/chat-1.jsonl | 3 | The boiler broke again on Monday | 1 |" in table
+    assert "memory-assets reindex" in turns.metadata["problems"].value

@@ -2,20 +2,29 @@
 
 import json
 import os
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
+from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index import freshness
+from memory_assets.core.index import indexer as indexer_module
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.folds import ensure_ledger
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
-from memory_assets.defs.index.sensors import daily_log_sensor, index_maintenance_sensor, vault_sensor
+from memory_assets.defs.index.sensors import (
+    daily_log_sensor,
+    index_maintenance_sensor,
+    transcript_index_sensor,
+    vault_sensor,
+)
 from memory_assets.defs.resources import MemoryHomeResource
 from memory_assets_tests.conftest import write_facts
 from memory_assets_tests.defs.daemon import apply_tick
@@ -303,3 +312,129 @@ def test_maintenance_sensor_requests_optimize_past_its_soft_bounds(
     assert meta["fragments"].value == 1 < meta["fragments_before"].value
     within = tick(index_maintenance_sensor, settings, None, instance)
     assert not within.run_requests and "within bounds" in within.skip_reason.skip_message
+
+
+# -- the recall tier: transcript_index_sensor ----------------------------------------------------
+def run_request(instance: dg.DagsterInstance, request: dg.RunRequest) -> dg.ExecuteInProcessResult:
+    """A request as the daemon launches it: its job, the asset it selects, its config and run key."""
+    from memory_assets.definitions import defs
+
+    job = defs.resolve_job_def(request.job_name or "index_files")
+    if request.asset_selection:
+        job = job.get_subset(asset_selection=set(request.asset_selection))
+    return job.execute_in_process(
+        instance=instance,
+        run_config=request.run_config,
+        tags={**request.tags, "dagster/run_key": request.run_key or ""},
+    )
+
+
+def transcript_rows(settings: Settings) -> list[str]:
+    store = MemoryStore(settings.index_uri)
+    if not store.exists():
+        return []
+    data = store.scan(["content"], where="source_type = 'transcript'")
+    return sorted(data.column("content").to_pylist())
+
+
+def turn_metadata(result: dg.ExecuteInProcessResult) -> dict[str, object]:
+    [materialization] = result.asset_materializations_for_node("transcript_index")
+    return {k: v.value for k, v in materialization.metadata.items()}
+
+
+@pytest.mark.slow
+def test_transcript_index_sensor_requests_exactly_the_stale_transcripts_and_a_kept_turn_ends_as_a_row(
+    settings: Settings, embedder: Embedder
+) -> None:
+    """A real instance: turns kept in their transcripts (whose reindex was left to the sensor) are
+    requested, run, and are rows; then each change requests exactly the transcript it touches."""
+    now = datetime.now(UTC) - timedelta(hours=2)
+    said = settings.transcripts_dir
+    keep_turn(said, "chat-1", "We adopted a cat called Miso last week", "Lovely!", now)
+    keep_turn(said, "chat-2", "The boiler broke again on Monday", "", now)
+    (said / "s1.jsonl").write_text(
+        json.dumps({"ts": now.isoformat(), "role": "user", "content": "Planning a trip to Kyoto in April"})
+        + "\n"
+    )
+    instance = dg.DagsterInstance.ephemeral()
+    first = tick(transcript_index_sensor, settings, None, instance)
+    [request] = first.run_requests
+    assert files_of(first) == [
+        ["transcript:captured/chat-1.jsonl", "transcript:captured/chat-2.jsonl", "transcript:s1.jsonl"]
+    ]
+    assert request.asset_selection == [dg.AssetKey("transcript_index")]
+    assert not tick(transcript_index_sensor, settings, first.cursor, instance).run_requests  # in flight
+    done = run_request(instance, request)
+    assert done.success
+    meta = turn_metadata(done)
+    assert (meta["files_updated"], meta["embedded"], meta["deleted"]) == (3, 3, 0)
+    [check] = done.get_asset_check_evaluations()
+    assert check.check_name == "rows_match_transcript" and check.passed
+    assert check.metadata["planned_rows"].value == 3
+    assert transcript_rows(settings) == [
+        "Planning a trip to Kyoto in April",
+        "The boiler broke again on Monday",
+        "We adopted a cat called Miso last week",
+    ]
+    hits = search(MemoryStore(settings.index_uri), "what is the cat called?", embedder=embedder, limit=3)
+    assert hits and hits[0].content == "We adopted a cat called Miso last week"
+    settled = tick(transcript_index_sensor, settings, first.cursor, instance)
+    assert not settled.run_requests and settled.skip_reason
+
+    # Two turns appended to one chat: only that transcript, and exactly the appended turns embedded.
+    keep_turn(said, "chat-1", "Miso sleeps on the radiator all day", "", now + timedelta(minutes=1))
+    keep_turn(said, "chat-1", "We bought Miso a scratching post", "", now + timedelta(minutes=2))
+    appended = tick(transcript_index_sensor, settings, settled.cursor, instance)
+    assert files_of(appended) == [["transcript:captured/chat-1.jsonl"]]
+    meta = turn_metadata(run_request(instance, appended.run_requests[0]))
+    assert meta["embedded"] / 2 == 1.00 and (meta["deleted"], meta["rows"]) == (0, 3)
+
+    # A person's tombstone written without a reindex: the transcripts holding its text, no other.
+    append_tombstone(settings.tombstones_path, "scratching post")
+    forgotten = tick(transcript_index_sensor, settings, appended.cursor, instance)
+    assert files_of(forgotten) == [["transcript:captured/chat-1.jsonl"]]
+    meta = turn_metadata(run_request(instance, forgotten.run_requests[0]))
+    assert (meta["embedded"], meta["deleted"], meta["tombstoned"]) == (0, 1, 1)
+
+    (said / "captured" / "chat-2.jsonl").unlink()  # a deleted transcript: its rows go
+    deleted = tick(transcript_index_sensor, settings, forgotten.cursor, instance)
+    assert files_of(deleted) == [["transcript:captured/chat-2.jsonl"]]
+    assert turn_metadata(run_request(instance, deleted.run_requests[0]))["deleted"] == 1
+    assert "The boiler broke again on Monday" not in transcript_rows(settings)
+    assert not tick(transcript_index_sensor, settings, deleted.cursor, instance).run_requests
+
+
+@pytest.mark.slow
+def test_a_turn_leaves_the_index_the_day_it_passes_the_retention(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEMORY_TRANSCRIPT_RETENTION_DAYS=3: a turn said three days ago is searchable today; when the
+    day turns, the sensor requests its transcript with no file changed, and the run takes the turn
+    out of the index while the file keeps it."""
+    monkeypatch.setenv("MEMORY_TRANSCRIPT_RETENTION_DAYS", "3")
+    now = datetime.now(UTC)
+    path = keep_turn(
+        settings.transcripts_dir, "chat-r", "The plumber comes on Thursday", "", now - timedelta(days=3)
+    )
+    keep_turn(settings.transcripts_dir, "chat-r", "The kettle needs descaling", "", now - timedelta(hours=1))
+    instance = dg.DagsterInstance.ephemeral()
+    first = tick(transcript_index_sensor, settings, None, instance)
+    assert run_request(instance, first.run_requests[0]).success
+    assert transcript_rows(settings) == ["The kettle needs descaling", "The plumber comes on Thursday"]
+    today = tick(transcript_index_sensor, settings, first.cursor, instance)
+    assert not today.run_requests
+
+    class Tomorrow(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> "Tomorrow":  # type: ignore[override]
+            return cls.fromtimestamp((datetime.now(UTC) + timedelta(days=1)).timestamp(), tz)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexer_module, "datetime", Tomorrow)  # the indexers' today, sensor's and run's
+    size = path.stat().st_size
+    turned = tick(transcript_index_sensor, settings, today.cursor, instance)
+    assert files_of(turned) == [["transcript:captured/chat-r.jsonl"]]
+    meta = turn_metadata(run_request(instance, turned.run_requests[0]))
+    assert (meta["embedded"], meta["deleted"], meta["rows"]) == (0, 1, 1)
+    assert transcript_rows(settings) == ["The kettle needs descaling"]
+    assert path.stat().st_size == size and "The plumber comes on Thursday" in path.read_text()
+    assert not tick(transcript_index_sensor, settings, turned.cursor, instance).run_requests
