@@ -58,8 +58,12 @@ class Settings:
     version_retention_days: float = 1.0  # optimize prunes table versions older than this
     search_max_chars: int = 2000  # a hit's content is cut to this many characters (``truncated: true``)
     # How long a turn stays searchable in the recall tier (its transcript file always stays):
-    # 0 = as long as the transcript holds it. Default 0: what was said is kept findable, since no
-    # dream ever consolidates a turn that gave no fact, and a turn costs the index about 2 KB.
+    # 0 = as long as the transcript holds it. Default 0, decided (issue 25): the tier exists so that
+    # what was said stays findable, and a turn that gave no fact (half of the turns LoCoMo's
+    # questions need) has no other trace, since no dream consolidates it; forgetting is explicit
+    # (forget TEXT, --chat, --day). The cost measured does not ask for less: 1,000 turns of the
+    # LongMemEval dev sample are 1,098 rows, 2.17 MB of index after optimize (about 2 KB a row).
+    # N > 0: a turn older than N days leaves the index the day it passes (the index sensors).
     transcript_retention_days: int = 0
     # The write path: how many known facts the extraction sees, and how long recalling them may take.
     known_facts_limit: int = 10

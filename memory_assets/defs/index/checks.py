@@ -88,7 +88,7 @@ def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def facts_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(accounted.facts_accounted_for(home.settings, home.store), "stranded")
+    return check_result(accounted.facts_accounted_for(home.settings, home.store), "stranded_lines")
 
 
 @dg.asset_check(
