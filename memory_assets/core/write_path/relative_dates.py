@@ -251,6 +251,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("other_day", re.compile(r"\bthe\s+other\s+day\b", _X)),
 )
 _WEEK_KINDS = ("week", "week_far")
+# Every expression holds one of these words: a fact without any is left at once.
+_ANY = re.compile(
+    r"\b(?:yesterday|today|tomorrow|tonight|last|this|next|ago|weekend|other\s+day|now"
+    r"|days?|weeks?|months?|years?|on\s+(?:mon|tue|wed|thu|fri|sat|sun)\w*)\b",
+    _X,
+)
 
 _MONTH_WORDS = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
 _EXPLICIT_DATE = (
@@ -315,6 +321,8 @@ def resolve(text: str, at: datetime | date) -> str:
 def resolutions(text: str, at: datetime | date) -> list[Resolution]:
     """The relative expressions of ``text`` that resolve against ``at``, in order (the module
     docstring lists them and what they become)."""
+    if not _ANY.search(text):
+        return []  # most facts: no word any rule starts from
     day = turn_date(at)
     quoted = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
     taken: list[tuple[int, int]] = []
