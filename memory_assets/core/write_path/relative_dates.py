@@ -9,15 +9,16 @@ given directly (``remember``, ``GivenFacts``) is written as its writer put it.
 
 The contract (``D`` is the turn's UTC date; weeks start on Monday; names are English):
 
-========================================  ==============================================
+========================================  ===============================================
 said                                      written
-========================================  ==============================================
-yesterday, today, tomorrow                on D-1, on D, on D+1 (ISO ``YYYY-MM-DD``)
+========================================  ===============================================
+yesterday, today, tomorrow                on D-1, on D, on D+1 (ISO ``YYYY-MM-DD``); as a
+                                          subject, the date alone ("2023-05-08 is ...")
 the day before yesterday / after tomorrow on D-2 / on D+2
-last night, tonight, the night before     on the night of D-1 / of D / of D-2
-last
-this morning / afternoon / evening,       on the morning of D, on the afternoon of D-1...
-yesterday afternoon, tomorrow morning...
+last night, tonight,                      on the night of D-1 / of D / of D-2
+the night before last
+this morning (afternoon, evening),        on the morning of D, on the afternoon of D-1...
+yesterday afternoon, tomorrow morning
 earlier today, later this morning         earlier on D, later on the morning of D
 N days ago                                on D-N
 N weeks ago, last / this / next week,     in the week of YYYY-MM-DD (that week's Monday)
@@ -25,31 +26,34 @@ the week before last / after next,
 earlier / later this week
 N months ago, last / this / next month,   in April 2023 (the calendar month)
 the month before last, earlier this month
-N years ago, last / this / next year,     in 2022
-the year before last, earlier this year
+N years ago, last / this / next year,     in 2022; after a month or a holiday, the year
+the year before last, earlier this year   alone ("since November last year" ->
+                                          "since November 2022")
 last / this / next December               in December 2022: "last" the latest December
                                           before D's month, "next" the first after it
-last / this / next summer (spring,        in summer 2022; winter, December to February,
-autumn, fall, winter)                     is named by its two years: in winter 2022-23
+last / this / next summer (spring,        in summer 2022 (northern seasons: summer is
+autumn, fall, winter)                     June-August); a winter, December to February,
+                                          is named by its two years: in winter 2022-23
 last / this past Friday                   on Friday 2023-05-05: the latest Friday before D
 next / this coming Friday                 on Friday 2023-05-12: the first Friday after D
 on / this Friday                          past tense: the latest Friday before D; otherwise
                                           the first after it; D itself when D is a Friday
 on Friday night, last Fri morning         on the night of Friday 2023-05-05
-on Monday last week (this / next week)    on Monday 2023-05-01: that day of that week
+on Monday last week (this / next week),   on Monday 2023-05-01: that day of that week, or
+on Saturday last weekend                  of that weekend
 last weekend                              on the weekend of YYYY-MM-DD (the Saturday of
                                           last week)
 this past weekend; over / on / at /       past tense: the latest Saturday not after D;
 during the weekend; this weekend          otherwise the Saturday of D's week
 next / this coming weekend                the first Saturday after D
-in N days / weeks / months / years,       as N ago, forward, but only in a sentence in
-N days ... from now                       the future tense ("plans to move in 2 weeks")
+in N days / weeks / months / years,       as N ago, forward, but "in N" only in a sentence
+N days ... from now                       in the future tense ("plans to move in 2 weeks")
 about / around N units ago                around <the same date, week, month or year>
 a few / a couple of / several / some      a few days before D (vague, so kept vague, but
 days (weeks...) ago, the other day;       anchored: the date it is relative to is written)
 almost / over / more than N units ago;    nearly 3 years before D; in a few weeks:
 in a few weeks                            a few weeks after D
-========================================  ==============================================
+========================================  ===============================================
 
 Numbers are digits or the words one to twelve, fifteen, twenty, thirty, "a" and "an"; "just",
 "only" and "exactly" before them are dropped. Abbreviated weekdays (Mon, Tue, Tues, Wed, Thu,
@@ -59,17 +63,17 @@ Thurs, Fri, and Sat and Sun capitalised) are read after last, this, next and on.
 marker in the fact, looking left of the expression first, then right: a past marker is a past
 verb (went, had, was, were, did, a regular "-ed" verb not after a form of "be", "feel" or "get"),
 "used to", "has been", "ago" or "yesterday"; a future marker is will / 'll, going to, plan, hope,
-want to, intend, expect, need to, scheduled, booked, upcoming, soon, tomorrow, or a progressive
-("is flying", except stative ones like "is feeling"). With no past marker, a named weekday or
+want to, intend, expect, need to, scheduled, booked, upcoming, soon, tomorrow and the like, or a
+progressive ("is flying", except stative ones like "is feeling"). With no past marker, a named weekday or
 weekend is the coming one: a present-tense sentence about one day is a plan ("Has a cocktail
 class on Thursday"); "in N units" needs a future marker, since "read 50 books in a year" is no
 date.
 
 **Left unchanged** (a wrong date is worse than a relative one): anything in quotes or backticks;
-a weekday or month in the plural or with a plural part of day ("on Fridays", "on Monday
+a weekday in the plural or with a plural part of day ("on Fridays", "on Monday
 evenings": a habit); an expression after "the", "a", "every", "each", "that" or a possessive
 ("the last week", "every last Friday"), or with a possessive "'s" ("last week's game"); a
-capitalised Yesterday / Today / Tomorrow inside a sentence (a title); an expression with an
+capitalised Yesterday / Today / Tomorrow / Tonight inside a sentence (a title); an expression with an
 explicit date right beside it ("last month on February 12th", "2023-05-07 (yesterday)"); a bare
 "on Friday" in a fact that also names a week ("on Monday and Tuesday last week": the week is
 resolved, the day stays a day of that week); spans ("the past week", "the next few months",
