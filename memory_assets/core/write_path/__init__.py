@@ -2,6 +2,7 @@
 
 ``process.py`` holds ``process_turn`` (recall known facts, extract, classify, append, reindex,
 refresh MEMORY.md); ``extraction.py`` the extractor interface, ``rule_extractor/`` the deterministic
-default extractor, ``chat_extractor.py`` the OpenAI-compatible one; ``classifier.py`` the
+default extractor, ``chat_extractor.py`` the OpenAI-compatible one; ``relative_dates.py`` the
+relative dates in an extracted fact made absolute against the turn's time; ``classifier.py`` the
 confirm / revise / new decision (design §5.6).
 """
