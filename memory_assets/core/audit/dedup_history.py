@@ -8,8 +8,9 @@ trend):
 =====================  ==================================================================
 ``measured_at``        when (UTC, microseconds); the same for every row of one measurement
 ``source``             who measured: ``dagster:<run id>`` or ``cli``
-``write_path``         ``archive_log``, ``notebook``, ``core_file``, ``legacy_direct``, or
-                       ``all_write_paths`` (every row against every earlier row)
+``write_path``         ``archive_log``, ``notebook``, ``core_file``, ``transcript`` (the
+                       recall tier's kept turns), ``legacy_direct``, or ``all_write_paths``
+                       (every row against every earlier row)
 ``threshold``          the cosine threshold (0.995, 0.95, 0.92)
 ``rate``               the share of the path's rows redundant at the threshold (0-1)
 ``rows``               the path's rows in the index

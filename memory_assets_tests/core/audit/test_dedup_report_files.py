@@ -3,7 +3,7 @@ report rendered from it (no external reference; it holds the stored history's fi
 
 import json
 import re
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -12,6 +12,7 @@ import pytest
 
 from memory_assets.core.audit.dedup_history import HISTORY_FILE, append_history, read_history
 from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
+from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.home import Home
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.settings import Settings
@@ -213,3 +214,31 @@ def test_the_html_report_opens_offline_in_a_browser_and_draws_the_trend(
         )
     assert dict(backlog)["fact lines"] == [4, 6]
     assert (SCREENSHOTS / "dedup-report" / "report-offline.png").stat().st_size > 10_000
+
+
+def test_the_transcript_tier_is_a_write_path_of_its_own_in_every_table(
+    settings: Settings, embedder: object
+) -> None:
+    """Kept turns are measured as the write path ``transcript``: in the report, the history, the
+    markdown table and the HTML report's latest table, beside the logs' ``archive_log``. A turn
+    said twice is redundant within its own path."""
+    write_facts(settings, date(2026, 11, 1), WATER_LONG, "Lives in Lisbon and works remotely")
+    at = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+    for minute, said in enumerate(
+        ["Remind me to drink water every hour", "Remind me to drink water every hour"]
+    ):
+        keep_turn(settings.transcripts_dir, "chat-1", said, "", at + timedelta(minutes=minute))
+    keep_turn(settings.transcripts_dir, "chat-2", "We adopted a cat called Miso", "", at)
+    Indexer(settings, embedder=embedder).sweep()  # type: ignore[arg-type]
+    measurement = measure_home(settings, Home(settings).store)
+    turns = measurement.report["by_write_path"]["transcript"]
+    assert turns["rows"] == 3 and turns["0.995"] == pytest.approx(1 / 3)
+    assert measurement.report["by_write_path"]["archive_log"]["rows"] == 2
+    assert "| transcript | 3 |" in measurement.markdown
+    write_measurement(measurement, settings.dedup_dir)
+    history = read_history(settings.dedup_dir)
+    assert set(history["write_path"]) == {"archive_log", "transcript", "all_write_paths"}
+    latest = history.filter(pl.col("write_path") == "transcript").sort("threshold")
+    assert latest["rows"].to_list() == [3, 3, 3] and latest["rate"].to_list()[-1] == pytest.approx(1 / 3)
+    html = write_report_html(settings.dedup_dir).read_text(encoding="utf-8")
+    assert '<tr><td>transcript</td><td class="num">0.995</td><td class="num">33.3%</td>' in html

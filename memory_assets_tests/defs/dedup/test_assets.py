@@ -1,10 +1,11 @@
 """The dedup report asset on a real index, in a real Dagster instance."""
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
+from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.settings import Settings
 from memory_assets.definitions import defs
@@ -107,3 +108,25 @@ def test_each_run_appends_the_history_and_the_history_asset_writes_the_html_repo
     assert "| archive_log | 0.995 | 2 |" in meta["trend"].value
     html = settings.dedup_dir / "report.html"
     assert meta["report_html"].value == str(html) and "2 measurement(s)" in html.read_text(encoding="utf-8")
+
+
+def test_the_transcript_tier_plots_as_its_own_write_path(settings: Settings, embedder: object) -> None:
+    """Kept turns (source_type transcript) are a write path of their own in the asset's metadata,
+    its markdown table and the history asset's trend, beside the logs."""
+    write_facts(settings, date(2026, 11, 1), WATER_LONG, "Lives in Lisbon and works remotely")
+    at = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+    for minute, said in enumerate([WATER_SHORT, WATER_SHORT, "We adopted a cat called Miso"]):
+        keep_turn(settings.transcripts_dir, "chat-1", said, "", at + timedelta(minutes=minute))
+    Indexer(settings, embedder=embedder).sweep()  # type: ignore[arg-type]
+    result = dg.materialize(
+        [*EXTERNAL_ASSETS, *INDEX_ASSETS, dedup_report, dedup_history],
+        selection=[dedup_report, dedup_history],
+        instance=dg.DagsterInstance.ephemeral(),
+        resources={"memory": MemoryHomeResource(home=str(settings.home)), "embedder": EmbedderResource()},
+    )
+    meta = result.asset_materializations_for_node("dedup_report")[0].metadata
+    assert (meta["transcript/rows"].value, meta["archive_log/rows"].value, meta["rows"].value) == (3, 2, 5)
+    assert meta["transcript/0.995"].value == 1 / 3  # the message said twice, within its own path
+    assert "| transcript | 3 |" in meta["report"].value
+    trend = result.asset_materializations_for_node("dedup_history")[0].metadata
+    assert trend["transcript/0.995"].value == 1 / 3 and "| transcript | 0.995 | 1 |" in trend["trend"].value
