@@ -22,6 +22,14 @@ The lane also keeps its home's table within bounds, as the Dagster optimize sens
 group, when ``optimize_reasons`` (``core/index/freshness.py``: too many fragments or versions, or a
 day since the last optimize with changes) says so, an optimize runs as the lane's next job.
 
+A turn's transcript rows are written right after its acknowledgement, not before it: the turn is
+kept (fsync'd) and its facts appended and indexed before the answer, as ever, and then the lane's
+next job indexes the transcripts of the turns it acknowledged (``process_turns(index_transcripts=
+False)``; embedding every message in the answer's path made an acknowledgement several times
+slower, benchmarks/bench_server.py --only ack). Reads wait for that job (``turns_indexed``), so a
+search after a write still finds its turn; a crash before the job leaves the turn in its
+transcript for the start-up catch-up.
+
 A day whose reindex failed after its turns were appended (its locks held by another writer past
 the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
 that day's reindex in the background (after 5 s, 30 s, then 2 min), as the Dagster sensor would.
@@ -60,6 +68,7 @@ class _Write:
     future: asyncio.Future[Any]
     turn: tuple[Turn, Extractor] | None = None
     job: Callable[[], Any] | None = None
+    what: str = "job"  # what the root's change feed is told the job wrote
 
 
 class WriteLane:
@@ -82,6 +91,13 @@ class WriteLane:
         self._optimizing = False
         self.groups = 0  # groups of turns written (one process_turns call each)
         self.optimized = 0  # optimizes the lane ran
+        # Transcripts holding acknowledged turns whose rows are not written yet, and the job that
+        # writes them (queued at most once); set when none is left: what reads wait for.
+        self._unindexed: set[str] = set()
+        self._indexing_queued = False
+        self._failed_turn_keys: list[str] = []
+        self._turns_indexed = asyncio.Event()
+        self._turns_indexed.set()
 
     @property
     def busy(self) -> bool:
@@ -90,6 +106,11 @@ class WriteLane:
     async def turn(self, turn: Turn, extractor: Extractor) -> TurnResult:
         result: TurnResult = await self._submit(_Write(self._future(), turn=(turn, extractor)))
         return result
+
+    async def turns_indexed(self) -> None:
+        """Wait until the transcript rows of every turn acknowledged so far are written (or their
+        write failed: the retries, the next start's catch-up or a sensor write them then)."""
+        await self._turns_indexed.wait()
 
     async def job(self, fn: Callable[[], T]) -> T:
         result: T = await self._submit(_Write(self._future(), job=fn))
@@ -116,9 +137,12 @@ class WriteLane:
                     write = self._queue.popleft()
                     assert write.job is not None
                     try:
-                        _settle(write, await self.run(lambda job=write.job: self._noted(job, "job")))
+                        _settle(
+                            write, await self.run(lambda job=write.job, w=write.what: self._noted(job, w))
+                        )
                     except Exception as exc:
                         _settle(write, exc)
+                    self._after_job()
                     continue
                 group: list[_Write] = []
                 while self._queue and self._queue[0].turn is not None and len(group) < self.batch_turns:
@@ -135,11 +159,53 @@ class WriteLane:
                 for write, result in zip(group, results, strict=True):
                     _settle(write, result)
                 self._retry_failed_days(results)
+                self._index_turns_next(results)
                 if due and not self._optimizing:  # after the writes already queued
                     self._optimizing = True
                     self._queue.append(_Write(self._future(), job=self._optimize))
         finally:
             self._task = None
+
+    def _index_turns_next(self, results: list[Any]) -> None:
+        """After a group's answers: its turns' transcripts are indexed by the lane's next job."""
+        keys = {
+            str(IndexKey.for_transcript(result.transcript))
+            for result in results
+            if isinstance(result, TurnResult) and result.transcript
+        }
+        if not keys:
+            return
+        self._unindexed |= keys
+        self._turns_indexed.clear()
+        if not self._indexing_queued:
+            self._indexing_queued = True
+            self._queue.append(_Write(self._future(), job=self._index_turns, what="turns"))
+
+    def _index_turns(self) -> None:
+        """The rows of the transcripts holding acknowledged turns, as one write (their new
+        messages embedded in one model call). On the lane's worker thread, between its writes."""
+        keys, self._unindexed, self._indexing_queued = sorted(self._unindexed), set(), False
+        home = self.home
+        indexer = Indexer(
+            home.settings, home.store, home.write_path_embedder(), lock_timeout=REINDEX_LOCK_WAIT_S
+        )
+        try:
+            indexer.reindex_keys(keys)
+        except Exception as exc:
+            self._failed_turn_keys = keys
+            log.warning(
+                f"{home.settings.home.name}: indexing the turns' transcripts failed ({type(exc).__name__})"
+            )
+
+    def _after_job(self) -> None:
+        """After any job: retry the transcripts whose indexing failed; tell the waiting reads."""
+        for key in self._failed_turn_keys:
+            task = asyncio.get_running_loop().create_task(self._reindex_later(key))
+            self._retries.add(task)
+            task.add_done_callback(self._retries.discard)
+        self._failed_turn_keys = []
+        if not self._unindexed and not self._indexing_queued:
+            self._turns_indexed.set()
 
     def _retry_failed_days(self, results: list[Any]) -> None:
         keys = {
@@ -182,7 +248,13 @@ class WriteLane:
     def _write(self, turns: list[tuple[Turn, Extractor]]) -> tuple[list[TurnResult | Exception], bool]:
         """The group's results, and whether the table is due an optimize now."""
         home = self.home
-        results = process_turns(turns, home.settings, store=home.store, embedder=home.write_path_embedder())
+        results = process_turns(
+            turns,
+            home.settings,
+            store=home.store,
+            embedder=home.write_path_embedder(),
+            index_transcripts=False,
+        )
         try:
             stats = home.store.stats()
             due = not stats.legacy and bool(

@@ -199,8 +199,10 @@ class MemoryService:
     # -- reads --------------------------------------------------------------------------------
     async def _read(self, user_id: str, fn: Callable[[UserHome], T]) -> T:
         with _errors(user_id):
-            async with self.homes.use(user_id, create=False) as home, home.read_lock:
-                return await self.run(lambda: fn(home))
+            async with self.homes.use(user_id, create=False) as home:
+                await home.lane.turns_indexed()  # the turns acknowledged before this read are in its index
+                async with home.read_lock:
+                    return await self.run(lambda: fn(home))
 
     async def search(
         self,

@@ -164,7 +164,8 @@ def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedd
 
 
 def test_every_write_of_a_lane_is_noted_in_the_roots_change_feed(tmp_path: Path, embedder: Embedder) -> None:
-    """So a Dagster sensor over the root looks at exactly the homes the server wrote to."""
+    """So a Dagster sensor over the root looks at exactly the homes the server wrote to: the turn,
+    its transcript's rows (written by the lane's next job, after the acknowledgement), the job."""
     from memory_assets.core.ops.root_feed import read_changes
 
     homes = cache(tmp_path, embedder)
@@ -176,4 +177,34 @@ def test_every_write_of_a_lane_is_noted_in_the_roots_change_feed(tmp_path: Path,
 
     asyncio.run(scenario())
     changes, _ = read_changes(tmp_path, ("", 0))
-    assert [(c.user, c.what) for c in changes] == [("fay", "turns"), ("fay", "job")]
+    assert [(c.user, c.what) for c in changes] == [("fay", "turns"), ("fay", "turns"), ("fay", "job")]
+
+
+def test_a_turns_transcript_rows_are_written_by_the_lanes_next_job_and_reads_wait_for_them(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """The acknowledgement comes once the turn is kept (fsync'd) and its facts are indexed; its
+    transcript's rows are the lane's next write, and ``turns_indexed`` (what every read awaits)
+    returns only once they are in the table."""
+    from memory_assets.core.index.store import MemoryStore
+    from memory_assets.core.write_path.rule_extractor import RuleExtractor
+
+    homes = cache(tmp_path, embedder)
+    store = MemoryStore.of(user_settings(tmp_path, "gus"))
+
+    async def scenario() -> tuple[Any, int, int, bool]:
+        async with homes.use("gus", create=True) as home:
+            result = await home.lane.turn(
+                Turn("Could you suggest a pasta recipe?", chat_id="kitchen"), RuleExtractor()
+            )
+            pending = not home.lane._turns_indexed.is_set()  # the lane's next job writes the turn's rows
+            await home.lane.turns_indexed()
+            turns = store.count("source_type = 'transcript'")
+            return result, turns, home.lane.groups, pending
+
+    result, turns, groups, pending = asyncio.run(scenario())
+    assert result.facts == [] and result.transcript == "captured/kitchen.jsonl"
+    assert result.turn_rows_embedded == 0 and result.reindex_error is None  # not in the answer's write
+    assert pending and groups == 1 and turns == 1
+    kept = (user_settings(tmp_path, "gus").transcripts_dir / "captured" / "kitchen.jsonl").read_text()
+    assert "Could you suggest a pasta recipe?" in kept

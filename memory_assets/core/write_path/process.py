@@ -18,7 +18,9 @@
 (d) append new facts and revisions to the turn's UTC day's log, one block in the existing format,
     durably; confirmations go to ``.state/confirmations.jsonl`` instead;
 (e) reindex that day and the turn's transcript through the indexer, as one write (a diff: only
-    the new lines and the new turn are embedded, in one model call);
+    the new lines and the new turn are embedded, in one model call); the memory service indexes
+    the transcript right after its acknowledgement instead (``process_turns(index_transcripts=
+    False)``, design §8.6): the turn is durable before either;
 (f) when a fact is important, refresh MEMORY.md's generated zone with the per-turn MEMORY.md
     writer (``memory_md_refresh.py``), which stands down once the vault has a ``3_Personal/`` page.
 
@@ -95,11 +97,11 @@ class TurnPlan:
     timings: dict[str, float] = field(default_factory=dict)
     transcript: str | None = None  # the transcript holding the turn (its path under transcripts/)
 
-    def index_keys(self) -> list[str]:
+    def index_keys(self, transcript: bool = True) -> list[str]:
         """The index keys this turn's write changes: its day's log (when it wrote facts) and its
-        transcript (when it is kept in one)."""
+        transcript (when it is kept in one, and ``transcript``)."""
         out = [str(IndexKey.for_day(self.block.day))] if self.block is not None else []
-        if self.transcript is not None:
+        if transcript and self.transcript is not None:
             out.append(str(IndexKey.for_transcript(self.transcript)))
         return out
 
@@ -382,9 +384,15 @@ def process_turns(
     *,
     store: MemoryStore | None = None,
     embedder: TextEmbedder | None = None,
+    index_transcripts: bool = True,
 ) -> list[TurnResult | Exception]:
     """Several turns of one home as one write, in order: what a server does with the turns that
     arrive for one user while it is writing the previous ones (one group, one reindex).
+
+    ``index_transcripts=False`` leaves the transcripts' rows out of this write (each result keeps
+    its ``transcript``; ``turn_rows_embedded`` is 0): a caller that acknowledges each turn (the
+    memory service) indexes them after the acknowledgement, since embedding every message is most
+    of a turn's cost. The turn is durable in its transcript either way, before its plan.
 
     Each turn is kept, planned and appended exactly as ``process_turn`` does (0, a-d), durably,
     before the next is planned; then every day and transcript the turns wrote to is reindexed, all
@@ -417,7 +425,7 @@ def process_turns(
             continue
         written.append((len(out), plan, path, start))
         out.append(None)  # its result, once the days are reindexed
-    keys = list(dict.fromkeys(k for _, plan, _, _ in written for k in plan.index_keys()))
+    keys = list(dict.fromkeys(k for _, plan, _, _ in written for k in plan.index_keys(index_transcripts)))
     t0 = time.perf_counter()
     embedded, error = reindex_keys(settings, store, embedder, keys) if keys else ({}, None)
     reindex_s = time.perf_counter() - t0
@@ -429,7 +437,7 @@ def process_turns(
         refresh_s = time.perf_counter() - t0
     for position, plan, path, start in written:
         result = finish_turn(plan, settings, path, store=store, reindex=False, memory_md=False)
-        if plan.index_keys():
+        if plan.index_keys(index_transcripts):
             _embedded(plan, result, embedded)
             result.reindex_error, result.timings["reindex"] = error, reindex_s
         if important(plan):
