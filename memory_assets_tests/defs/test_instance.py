@@ -17,6 +17,8 @@ import yaml
 
 from memory_assets.cli import main
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.settings import Settings
 from memory_assets.defs.instance import PG_SCHEME, PG_VARIABLES, InstanceConfig, instance_yaml
 from memory_assets.defs.partitions import register_days
@@ -205,3 +207,135 @@ def _on_postgres(
         stop_tree(daemon)
     for day in days:
         assert store.count(f"source_file = '{day.isoformat()}.md'") == 2
+
+
+# -- the per-user limit, on a real daemon -----------------------------------------------------
+
+IN_PROGRESS = (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED)
+ENDED = (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
+
+
+@pytest.mark.slow
+def test_two_runs_of_one_user_never_run_at_once_whatever_launched_them(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Many homes on ``dagster dev`` (its daemon and queue) with the file ``dagster-yaml`` writes
+    and room for three runs at once. Every reindex run pauses at a failpoint with its user's
+    index key locked, so runs stay in progress until the test releases them. alice's runs come
+    from the homes sensor (a day of hers not indexed), from a backfill over alice and bob launched
+    as the UI launches it, and from a job backfill launched with ``dagster job backfill``; bob's
+    from the same backfill. While held, alice has one run in progress and her others wait in the
+    queue, while bob's runs beside hers; once released, all succeed, alice's one after another.
+    Every run carries ``dagster/partition=<its user>``, the tag the limit keys on."""
+    from memory_assets_tests.processes import LAUNCH_BACKFILL, free_port, graphql, wait_for_port
+
+    root, dagster_home, barrier = tmp_path / "root", tmp_path / "dagster_home", tmp_path / "release"
+    for user, days in {"alice": [10, 12], "bob": [11]}.items():
+        home = open_user_home(root, user, create=True, embedder=embedder)
+        for day in days:
+            write_facts(home.settings, date(2026, 11, day), f"{user} wrote this on the {day}th of November")
+        home.ready().indexer.sweep()  # indexed as the memory service leaves a home
+    write_facts(open_user_home(root, "alice").settings, date(2026, 11, 13), "Alice moved her hives")
+    dagster_home.mkdir()
+    (dagster_home / "dagster.yaml").write_text(instance_yaml(InstanceConfig(max_concurrent_runs=3)))
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("MEMORY_HOME", "MEMORY_PARTITIONS")},
+        "MEMORY_ROOT": str(root),
+        "DAGSTER_HOME": str(dagster_home),
+        "MEMORY_DREAM_MIN_FACTS": "1000000",  # the dream's gates shut: index runs only
+        "MEMORY_FAILPOINTS": f"index.locked=pause:{barrier}",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    port = free_port()
+    log = (tmp_path / "dagster_dev.log").open("wb")
+    url = f"http://127.0.0.1:{port}"
+    # The instance's tables are made here, before dagster dev's processes open it too.
+    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+        instance.get_runs(limit=1), instance.all_instigator_state(), instance.get_dynamic_partitions("users")
+        dev = subprocess.Popen(
+            [str(BIN / "dagster"), "dev", "-h", "127.0.0.1", "-p", str(port), "-m", "memory_assets.definitions"],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        try:
+
+            def runs() -> list[dg.DagsterRun]:
+                return list(instance.get_runs())
+
+            def of(user: str, found: list[dg.DagsterRun]) -> list[dg.DagsterRun]:
+                return [r for r in found if r.tags.get("dagster/partition") == user]
+
+            # 1. The homes sensor registers both users and requests alice's new day.
+            [sensor_run] = _wait(
+                "the homes sensor's run of alice",
+                lambda: [r for r in runs() if r.tags.get("dagster/sensor_name") == "homes_sensor"],
+            )
+            assert sensor_run.tags["user"] == "alice" and sensor_run.tags["dagster/partition"] == "alice"
+            assert instance.get_dynamic_partitions("users") == ["alice", "bob"]
+
+            # 2. A backfill over both users, as the UI launches it, and a job backfill of alice.
+            wait_for_port(port, timeout=120, process=dev)
+            launched = graphql(
+                url,
+                LAUNCH_BACKFILL,
+                {"p": {"partitionsByAssets": [
+                    {"assetKey": {"path": ["archive_index"]}, "partitions": {"range": {"start": "alice", "end": "bob"}}}
+                ]}},
+            )["launchPartitionBackfill"]  # fmt: skip
+            assert launched["__typename"] == "LaunchBackfillSuccess", launched
+            cli = subprocess.run(
+                [str(BIN / "dagster"), "job", "backfill", "-m", "memory_assets.definitions", "-j", "reindex",
+                 "--partitions", "alice", "--noprompt"],
+                env=env, capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            assert cli.returncode == 0, cli.stderr[-3000:]
+            everything = _wait(
+                "the backfills' runs (two of alice's, one of bob's) beside the sensor's",
+                lambda: len(found := runs()) >= 4 and found,
+            )
+            assert sorted(r.tags["dagster/partition"] for r in everything) == [
+                "alice",
+                "alice",
+                "alice",
+                "bob",
+            ]
+            assert len({r.tags.get("dagster/backfill") for r in everything} - {None}) == 2
+
+            # 3. Held at the failpoint: bob's run in progress beside one of alice's; alice's others
+            #    queued, and still queued after many turns of the queue.
+            def side_by_side() -> bool:
+                found = runs()
+                return all(any(r.status in IN_PROGRESS for r in of(u, found)) for u in ("alice", "bob"))
+
+            _wait("bob's run in progress beside alice's", side_by_side)
+            for _ in range(20):
+                alice = of("alice", runs())
+                assert sum(r.status in IN_PROGRESS for r in alice) == 1, [(r.run_id, r.status) for r in alice]
+                assert sum(r.status == dg.DagsterRunStatus.QUEUED for r in alice) == 2
+                time.sleep(1)
+
+            # 4. Released: every run succeeds, alice's one after another.
+            barrier.touch()
+
+            def all_ended() -> list[dg.DagsterRun]:
+                found = runs()
+                return found if all(r.status in ENDED for r in found) else []
+
+            finished = _wait("every run to end", all_ended)
+            assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in finished), [
+                (r.tags, r.status) for r in finished
+            ]
+            records = {r.dagster_run.run_id: r for r in instance.get_run_records()}
+            spans = {
+                user: sorted((records[r.run_id].start_time, records[r.run_id].end_time) for r in of(user, finished))
+                for user in ("alice", "bob")
+            }  # fmt: skip
+            for (_, end), (start, _) in zip(spans["alice"], spans["alice"][1:], strict=False):
+                assert end <= start, spans["alice"]
+            (bob_start, bob_end), (alice_start, alice_end) = spans["bob"][0], spans["alice"][0]
+            assert bob_start < alice_end and alice_start < bob_end, spans  # bob ran beside alice
+        finally:
+            stop_tree(dev)
+            log.close()
+    store = open_user_home(root, "alice").store
+    assert store.count("source_file = '2026-11-13.md'") == 1
