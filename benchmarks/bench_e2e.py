@@ -55,6 +55,10 @@ only asks again (minutes). Without ``--reuse``, a ``--root`` run posts only the 
 complete there (a home left incomplete is deleted and posted again). Homes are posted
 concurrently (``--workers``, one home per worker at a time, each home's turns in order).
 
+Each side asks from a fresh start of its server (after posting, it is restarted), as a
+``--reuse`` run does: the start-up catch-up brings in what the writes left to a sweep, so a
+re-ask sees the index the first ask saw.
+
 Figures to stdout, progress to stderr, the figures as JSON with ``--json PATH``.
 """
 
@@ -90,12 +94,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo: memory_assets_tests
 
 import bench_locomo
-from _common import log, table
+from _common import log, percentile, table
 from memory_assets_tests.processes import free_port, stop_tree
 
 REPO = Path(__file__).resolve().parents[1]
 BEFORE_COMMIT = "151b190"  # the parent of b6c9f24, the recall tier's first commit
-SIDES = ("now", "before", "cosine")
+SIDES = ("now", "before", "cosine", "cosine-all")
 SERVED = ("now", "before")
 SETS = ("locomo", "longmemeval")
 LONGMEMEVAL_DEFAULT = REPO.parent / "shared" / "data" / "longmemeval-dev"
@@ -493,6 +497,8 @@ class Record:
     facts_written: int = 0
     confirmations: int = 0
     truncated: int = 0
+    ms: list[float] = field(default_factory=list)  # each POST's latency as the client saw it
+    reindex_errors: int = 0
 
 
 def read_record(path: Path) -> Record:
@@ -509,6 +515,9 @@ def read_record(path: Path) -> Record:
         rec.turns += 1
         rec.confirmations += int(item.get("confirmed", 0))
         rec.truncated += int(item.get("truncated", 0))
+        rec.reindex_errors += bool(item.get("reindex_error"))
+        if "ms" in item:
+            rec.ms.append(float(item["ms"]))
         if item["written"]:
             rec.turns_with_facts += 1
         for content in item["written"]:
@@ -531,11 +540,23 @@ def post_home(
                 "chat_id": t.chat,
                 "at": t.at,
             }
+            sent = time.perf_counter()
             answer = call(client, "POST", f"/v1/users/{user}/turns", json=body)
+            ms = (time.perf_counter() - sent) * 1000.0
             facts = answer.get("facts") or []
             written = [f["content"] for f in facts if f.get("outcome") in ("new", "revision")]
             confirmed = sum(1 for f in facts if f.get("outcome") == "confirmation")
-            item = {"turn": t.key, "written": written, "confirmed": confirmed, "truncated": cut}
+            item = {
+                "turn": t.key,
+                "written": written,
+                "confirmed": confirmed,
+                "truncated": cut,
+                "ms": round(ms, 1),
+                "server_ms": round(1000.0 * float((answer.get("timings") or {}).get("total", 0.0)), 1),
+                "rows_embedded": answer.get("rows_embedded"),
+                "turn_rows_embedded": answer.get("turn_rows_embedded"),
+                "reindex_error": answer.get("reindex_error"),
+            }
             out.write(json.dumps(item) + "\n")
             out.flush()
             progress(1)
@@ -617,7 +638,8 @@ class Found:
     rank: int | None  # of the first row that is, or was written from, an evidence turn
     kind: str | None  # that row's: "fact" or "transcript"
     rank50: int | None = None  # asked again for 50 rows when missed at 10 (served sides)
-    cause: str | None = None  # why it missed at 10
+    kind50: str | None = None  # the kind of the row found there
+    cause: str | None = None  # why it missed at 10: one of CAUSES
 
 
 @dataclass
@@ -627,19 +649,21 @@ class Maps:
     chat_turn: dict[str, dict[str, str]]
     written: dict[str, dict[str, set[str]]]
 
-    def turns_of(self, home: str, row: dict[str, Any]) -> tuple[set[str], str]:
+    def turns_of(self, home: str, row: dict[str, Any]) -> tuple[set[str], set[str], str]:
+        """(the turns the row is or was written from, the turn its ``said`` names, its kind)."""
         chats = self.chat_turn.get(home, {})
         if row.get("source_type") == "transcript":
             chat = row.get("chat")
             if not isinstance(chat, str):
                 chat = Path(str(row.get("source_file") or "")).stem
             key = chats.get(chat)
-            return ({key} if key else set()), "transcript"
+            return ({key} if key else set()), set(), "transcript"
         keys = set(self.written.get(home, {}).get(norm(row.get("content", "")), set()))
         said = row.get("said")
+        named = set()
         if isinstance(said, dict) and isinstance(said.get("chat"), str) and said["chat"] in chats:
-            keys.add(chats[said["chat"]])
-        return keys, "fact"
+            named.add(chats[said["chat"]])
+        return keys, named, "fact"
 
 
 def ask(client: httpx.Client, server: Server, q: Question, limit: int) -> list[tuple[str, dict[str, Any]]]:
@@ -656,10 +680,15 @@ def ask(client: httpx.Client, server: Server, q: Question, limit: int) -> list[t
 def first_hit(
     rows: Sequence[tuple[str, dict[str, Any]]], maps: Maps, evidence: frozenset[str]
 ) -> tuple[int | None, str | None]:
+    """The rank of the first row that is, or was written from, an evidence turn, and its kind:
+    "transcript", "fact" (written from it, as its POST reported), or "said" (a fact row linked to
+    it by its ``said`` provenance only: the evidence turn's text is in the row's ``said``)."""
     for i, (home, row) in enumerate(rows):
-        keys, kind = maps.turns_of(home, row)
+        keys, named, kind = maps.turns_of(home, row)
         if keys & evidence:
             return i + 1, kind
+        if named & evidence:
+            return i + 1, "said"
     return None, None
 
 
@@ -671,6 +700,8 @@ class Listing:
     fact_contents: set[str]
     index_bytes: int
     rows_by_type: dict[str, int]
+    bytes_by_part: dict[str, int] = field(default_factory=dict)  # the table's data, _indices, _versions, ...
+    versions_kept: int = 0
 
 
 def du(path: Path) -> int:
@@ -707,7 +738,13 @@ def list_home(client: httpx.Client, server: Server, user: str) -> Listing:
             chats.add(chat if isinstance(chat, str) else Path(str(m.get("source_file"))).stem)
     facts = {norm(m["content"]) for m in every({})}
     index = server.root / "users" / user / str(status.get("index_uri") or "index")
-    return Listing(chats, facts, du(index), by_type)
+    parts: Counter[str] = Counter()
+    for table_dir in index.glob("*.lance"):
+        for part in table_dir.iterdir():
+            parts[part.name if part.is_dir() else "files"] += (
+                du(part) if part.is_dir() else os.lstat(part).st_blocks * 512
+            )
+    return Listing(chats, facts, du(index), by_type, dict(parts), int(status.get("index_versions_kept") or 0))
 
 
 @dataclass
@@ -717,6 +754,7 @@ class SideResult:
     records: dict[str, Record] = field(default_factory=dict)
     seconds_asking: float = 0.0
     seconds_posting: float = 0.0  # the sum over homes of their posting time (from the records)
+    top10: Counter[str] = field(default_factory=Counter)  # the kinds of the rows returned in the top 10s
     today: bool = False
 
 
@@ -738,6 +776,9 @@ def ask_side(server: Server, dev: DevSet, records: Path) -> SideResult:
         left = {u: left_rows(result.listings[u], recs[u], dev.homes[u]) for u in dev.homes}
         for n, q in enumerate(dev.questions):
             rows = ask(client, server, q, 10)
+            result.top10.update(
+                "transcript" if r.get("source_type") == "transcript" else "fact" for _, r in rows
+            )
             result.found[q.qid] = {}
             for level in dev.levels:
                 rank, kind = first_hit(rows, maps, q.evidence[level])
@@ -747,7 +788,7 @@ def ask_side(server: Server, dev: DevSet, records: Path) -> SideResult:
                 wide = ask(client, server, q, DIAGNOSE_LIMIT)
                 for level in missed:
                     found = result.found[q.qid][level]
-                    found.rank50, _ = first_hit(wide, maps, q.evidence[level])
+                    found.rank50, found.kind50 = first_hit(wide, maps, q.evidence[level])
                     found.cause = cause_of(q, level, found, home_of, left)
             if (n + 1) % 200 == 0:
                 log(f"  {server.side}/{dev.name}: {n + 1}/{len(dev.questions)} questions asked")
@@ -769,20 +810,33 @@ def left_rows(listing: Listing, rec: Record, turns: Sequence[PostTurn]) -> dict[
     return out
 
 
+CAUSES = {
+    "other home": "evidence in the other speaker's home only",
+    "no row": "the evidence turn left no row",
+    "11-50, fact": "ranked 11-50, by a fact row",
+    "11-50, transcript": "ranked 11-50, by a transcript row",
+    "past 50, fact": "not in the top 50, though a fact row was written from it",
+    "past 50, transcript": "not in the top 50, its transcript row the only row it left",
+    "no evidence": "no evidence turn in the data",
+}
+
+
 def cause_of(
     q: Question, level: str, found: Found, home_of: dict[str, str], left: dict[str, dict[str, set[str]]]
 ) -> str:
+    """Why a question missed at 10 (a key of ``CAUSES``)."""
     evidence = q.evidence[level]
     if not evidence:
-        return "no evidence turn in the data"
+        return "no evidence"
     asked = [k for k in evidence if home_of.get(k) in q.homes]
     if not asked:
-        return "evidence in the other speaker's home only"
-    if not any(left[home_of[k]].get(k) for k in asked):
-        return "evidence turn left no row"
+        return "other home"
+    kinds = set().union(*(left[home_of[k]].get(k, set()) for k in asked))
+    if not kinds:
+        return "no row"
     if found.rank50 is not None:
-        return "ranked 11-50"
-    return "not in the top 50"
+        return "11-50, transcript" if found.kind50 == "transcript" else "11-50, fact"
+    return "past 50, fact" if "fact" in kinds else "past 50, transcript"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -790,7 +844,10 @@ def cause_of(
 # ---------------------------------------------------------------------------------------------
 
 
-def cosine_side(dev: DevSet, cache: Path | None) -> SideResult:
+def cosine_side(dev: DevSet, cache: Path | None, per_home: bool) -> SideResult:
+    """Plain cosine over the raw turns: the turns posted to the homes a question is asked in
+    (``per_home``: a plain vector store of each home's raw user messages, routed as the memory
+    is), or every turn of its conversation (LoCoMo's ``cosine-all``)."""
     from memory_assets.core.models.embedder import shared_embedder
 
     emb = shared_embedder()
@@ -818,10 +875,14 @@ def cosine_side(dev: DevSet, cache: Path | None) -> SideResult:
     for g, items in dev.corpus.items():
         span[g] = (at, at + len(items))
         at += len(items)
+    home_of = dev.home_of()
     result = SideResult({})
     for i, q in enumerate(dev.questions):
         lo, hi = span[q.group]
-        order = np.argsort(-(turns[lo:hi] @ asked[i]), kind="stable")[:DIAGNOSE_LIMIT]
+        scores = turns[lo:hi] @ asked[i]
+        if per_home:
+            scores = np.where([home_of[keys[j]] in q.homes for j in range(lo, hi)], scores, -np.inf)
+        order = [j for j in np.argsort(-scores, kind="stable")[:DIAGNOSE_LIMIT] if scores[j] > -np.inf]
         ranked = [keys[lo + j] for j in order]
         result.found[q.qid] = {}
         for level in dev.levels:
@@ -845,8 +906,8 @@ def rate(dev: DevSet, res: SideResult, level: str, k: int, kind: str | None = No
     return 100.0 * hit / len(qs)
 
 
-def fmt(x: float) -> str:
-    return "-" if x != x else f"{x:.1f}"
+def fmt(x: float, digits: int = 1) -> str:
+    return "-" if x != x else f"{x:.{digits}f}"
 
 
 def recall_tables(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[str, str]:
@@ -880,13 +941,9 @@ def per_kind_at(dev: DevSet, results: dict[str, SideResult], level: str) -> str:
 
 def hit_kinds(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[str, dict[str, Any]]:
     """Per served side and type: hits @10 by the kind of the first hitting row; misses by cause."""
-    causes = (
-        "evidence in the other speaker's home only",
-        "evidence turn left no row",
-        "ranked 11-50",
-        "not in the top 50",
-        "no evidence turn in the data",
-    )
+    causes = [c for c in CAUSES if c != "no evidence" or dev.name != "longmemeval"]
+    if dev.name != "locomo":
+        causes.remove("other home")
     rows, out = [], {}
     for side, res in results.items():
         if side not in SERVED:
@@ -908,22 +965,22 @@ def hit_kinds(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[
                     kind or "all",
                     len(qs),
                     by_row.get("fact", 0),
+                    by_row.get("said", 0),
                     by_row.get("transcript", 0),
-                    *(by_cause.get(c, 0) for c in causes[:4]),
+                    *(by_cause.get(c, 0) for c in causes),
                 ]
             )
     header = [
         "side",
         "type",
         "questions",
-        "hit @10 by a fact row",
-        "by a transcript row",
-        "missed: evidence in the other home only",
-        "evidence left no row",
-        "ranked 11-50",
-        "not in the top 50",
+        "hit: fact row",
+        "hit: fact row, by its said only",
+        "hit: transcript row",
+        *(f"miss: {c}" for c in causes),
     ]
-    return table(rows, header), out
+    legend = "; ".join(f"{c}: {CAUSES[c]}" for c in causes)
+    return table(rows, header) + f"\n\nmisses: {legend}", out
 
 
 def coverage(dev: DevSet, res: SideResult) -> dict[str, Any]:
@@ -948,16 +1005,25 @@ def index_size(dev: DevSet, res: SideResult) -> dict[str, Any]:
     turns = sum(len(t) for t in dev.homes.values())
     size = sum(res.listings[u].index_bytes for u in dev.homes)
     rows: Counter[str] = Counter()
+    parts: Counter[str] = Counter()
     for u in dev.homes:
         rows.update(res.listings[u].rows_by_type)
+        parts.update(res.listings[u].bytes_by_part)
     return {
         "turns": turns,
         "index_bytes": size,
         "mb_per_1000_turns": size / 1e6 / turns * 1000 if turns else float("nan"),
+        "mb_per_1000_turns_by_part": {k: v / 1e6 / turns * 1000 for k, v in sorted(parts.items())}
+        if turns
+        else {},
+        "versions_kept_mean": sum(res.listings[u].versions_kept for u in dev.homes) / max(len(dev.homes), 1),
         "rows_per_1000_turns": {k: v / turns * 1000 for k, v in sorted(rows.items())} if turns else {},
         "facts_written": sum(res.records[u].facts_written for u in dev.homes),
         "turns_with_facts": sum(res.records[u].turns_with_facts for u in dev.homes),
         "truncated_texts": sum(res.records[u].truncated for u in dev.homes),
+        "reindex_errors": sum(res.records[u].reindex_errors for u in dev.homes),
+        "post_ms_p50": percentile([m for u in dev.homes for m in res.records[u].ms], 50),
+        "post_ms_p95": percentile([m for u in dev.homes for m in res.records[u].ms], 95),
     }
 
 
@@ -965,14 +1031,17 @@ def targets(dev: DevSet, results: dict[str, SideResult]) -> list[tuple[str, str,
     """(figure, value, target, verdict: ok / MISSED / None when a side is missing)."""
     out: list[tuple[str, str, str, str | None]] = []
     level = "turn"
-    now, before, cos = results.get("now"), results.get("before"), results.get("cosine")
-    if now and cos:
+    now, before = results.get("now"), results.get("before")
+    for anchor in ("cosine", "cosine-all"):
+        cos = results.get(anchor)
+        if not (now and cos):
+            continue
         a, b = rate(dev, now, level, 10), rate(dev, cos, level, 10)
         out.append(
             (
-                f"{dev.name}: now @10 vs cosine @10 ({level} level)",
+                f"{dev.name}: now @10 vs {anchor} @10 ({level} level)",
                 f"{a:.1f} vs {b:.1f} ({a - b:+.1f})",
-                f">= cosine + {TARGET_GAIN:.0f}",
+                f">= {anchor} + {TARGET_GAIN:.0f}",
                 "ok" if a >= b + TARGET_GAIN else "MISSED",
             )
         )
@@ -1112,9 +1181,11 @@ def main() -> int:
     build_wall: dict[str, float] = {}
     try:
         for side in sides:
-            if side == "cosine":
+            if side in ("cosine", "cosine-all"):
                 for dev in devs:
-                    results[dev.name][side] = cosine_side(dev, root / "cosine")
+                    if side == "cosine-all" and dev.name != "locomo":
+                        continue  # one home holds all of a question's turns: the same as cosine
+                    results[dev.name][side] = cosine_side(dev, root / "cosine", per_home=side == "cosine")
                 continue
             side_root, records = root / side, root / "records" / side
             place: AbstractContextManager[Path] = (
@@ -1130,12 +1201,22 @@ def main() -> int:
                             log(
                                 f"{side}: {len(cleared)} incomplete home(s) of {dev.name} cleared, to post again"
                             )
+                if not args.reuse:
+                    server = start_server(side, code, side_root, root / "logs")
+                    try:
+                        log(f"{side}: serving {side_root} on {server.url}, to post")
+                        for dev in devs:
+                            build_wall[f"{side}/{dev.name}"] = build_side(server, dev, records, args.workers)
+                    finally:
+                        server.stop()
+                # Asked from a fresh start, as a --reuse run asks: its start-up catch-up brings in
+                # what the writes left to a sweep (MEMORY.md's rows), so both see the same index.
                 server = start_server(side, code, side_root, root / "logs")
                 try:
-                    log(f"{side}: serving {side_root} on {server.url} (search takes today: {server.today})")
+                    log(
+                        f"{side}: serving {side_root} on {server.url}, to ask (search takes today: {server.today})"
+                    )
                     for dev in devs:
-                        if not args.reuse:
-                            build_wall[f"{side}/{dev.name}"] = build_side(server, dev, records, args.workers)
                         results[dev.name][side] = ask_side(server, dev, records)
                         log(f"{side}/{dev.name}: asked in {results[dev.name][side].seconds_asking:.0f} s")
                 finally:
@@ -1197,6 +1278,8 @@ def report(
                 cov, size = coverage(dev, r), index_size(dev, r)
                 out.setdefault("coverage", {})[side] = cov
                 out.setdefault("index", {})[side] = size
+                top = sum(r.top10.values())
+                out.setdefault("top10_rows", {})[side] = dict(r.top10)
                 out.setdefault("seconds", {})[side] = {
                     "posting_sum_over_homes": r.seconds_posting,
                     "posting_wall": build_wall.get(f"{side}/{dev.name}"),
@@ -1207,9 +1290,12 @@ def report(
                         side,
                         f"{cov['any']:.1f} % (fact {cov['fact']:.1f} %, transcript {cov['transcript']:.1f} %) of {cov['evidence_turns']}",
                         f"{size['turns_with_facts']:,} of {size['turns']:,} ({100.0 * size['turns_with_facts'] / max(size['turns'], 1):.1f} %)",
-                        f"{size['mb_per_1000_turns']:.2f} MB",
+                        f"{size['mb_per_1000_turns']:.1f} MB ("
+                        + ", ".join(f"{k} {v:.1f}" for k, v in size["mb_per_1000_turns_by_part"].items())
+                        + f"; {size['versions_kept_mean']:.0f} versions kept a home)",
                         ", ".join(f"{k} {v:,.0f}" for k, v in size["rows_per_1000_turns"].items()),
-                        f"{r.seconds_posting / max(size['turns'], 1) * 1000:.0f} ms",
+                        f"transcript {100.0 * r.top10['transcript'] / max(top, 1):.0f} %",
+                        f"p50 {fmt(size['post_ms_p50'], 0)} ms, p95 {fmt(size['post_ms_p95'], 0)} ms",
                         f"{r.seconds_asking:.0f} s",
                     ]
                 )
@@ -1222,7 +1308,8 @@ def report(
                         "turns that wrote a fact",
                         "index on disk per 1,000 turns",
                         "rows per 1,000 turns",
-                        "posting per turn",
+                        "top-10 rows",
+                        "POST latency",
                         "asking (with listing)",
                     ],
                 )
@@ -1236,7 +1323,7 @@ def report(
             for q in dev.questions:
                 f = res["now"].found[q.qid]["turn"]
                 if f.rank is None:
-                    print(f"  [{q.qid} {q.kind}] {q.text}  ({f.cause}; rank in 50: {f.rank50})")
+                    print(f"  [{q.qid} {q.kind}] {q.text}  ({CAUSES[f.cause or 'no evidence']})")
         verdicts += targets(dev, res)
         summary["sets"][dev.name] = out
     print("\n## Targets\n")
