@@ -197,13 +197,22 @@ class DayScan:
 
 
 def stale_days(
-    indexer: Indexer, cursor: Cursor, run_state: Callable[[str], RunState], first: date, today: date
+    indexer: Indexer,
+    cursor: Cursor,
+    run_state: Callable[[str], RunState],
+    first: date,
+    today: date,
+    *,
+    state: dict[str, str] | None = None,
 ) -> DayScan:
     """Every daily log (and every day the index state still holds) whose rows are out of date and
     due for a request now, recording the requests in ``cursor``. Days outside ``[first, today]``
-    (no partition for them) are reported once each in ``newly_outside`` and not requested."""
+    (no partition for them) are reported once each in ``newly_outside`` and not requested.
+    ``state``: the index state's files, when the caller loaded it (``table_identity``: no table
+    opened); by default it is loaded against the table's id, read from the table."""
     settings = indexer.settings
-    state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
+    if state is None:
+        state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
     # Every day's rows depend on the tombstones and the fold ledger too (and, for a home without a
     # ledger yet, on log.md's watermark and the days the dream skipped).
     inputs = short_hash(
@@ -289,13 +298,16 @@ def stale_files(
     cursor: Cursor,
     run_state: Callable[[str], RunState],
     groups: Iterable[str] = FILE_GROUPS,
+    *,
+    state: dict[str, str] | None = None,
 ) -> FileScan:
     """Every vault page, core file and transcript of ``groups`` (``notebook``, ``core``,
     ``transcript``), and every one the index state still holds, whose rows are out of date and due
-    for a request now."""
+    for a request now. ``state`` as for ``stale_days``."""
     settings = indexer.settings
     wanted = set(groups)
-    state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
+    if state is None:
+        state = IndexState.load(settings.index_state_path, indexer.store.table_id).files
     tombs = signature(settings.tombstones_path)
     # A page's rows depend on the tombstones and on today's date (stale_after passing) too; a
     # transcript's on the tombstones, and on today's date only when a retention is set (a turn

@@ -21,15 +21,18 @@ core functions, and its freshness cursors are kept per home at the root
 
 * its daily logs (``stale_days``): one ``reindex`` run on the user's partition naming the stale
   days in its config (a new home with a year of logs is one run); a ``daily_logs``
-  materialisation of the user when logs grew; an ``archive_index`` one, once, when the index
-  already matches every log of the user's (the memory service indexed them as it wrote), so
-  the UI shows no missing work;
+  materialisation of the user when logs grew;
 * its vault pages, core files and transcripts (``stale_files``): an ``index_files`` run on the
   user's partition per asset (``vault_index``, ``core_file_index``, ``transcript_index``);
 * its transcripts: a ``write_path`` run while a session is behind;
 * its dream (``pacing.decide``, the home's own persisted state): ``dream`` over the batch's days,
   or ``dream_lint``, never while a dream of that user is in flight;
 * its table (``optimize_reasons``, at most every 10 minutes a home): ``optimize_index``.
+
+Each asset of the home it finds nothing to do for (the index already matching the home's logs,
+no transcript behind, an idle dream, an empty hand-off, ...) it records once as materialised
+(``defs/homes/nothing_to_do.py``), so the UI shows a user's partition as missing only while
+there is work to do.
 
 Every request is of the user's partition and carries the ``user`` tag (the per-user concurrency
 limit of ``dagster.yaml``) and a run key prefixed by the user. The tick's dynamic-partition
@@ -58,11 +61,13 @@ from memory_assets.core.index.freshness import (
     stale_days,
     stale_files,
 )
+from memory_assets.core.index.table_identity import index_state
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
 from memory_assets.core.ops.users import USERS_DIR, list_users
 from memory_assets.core.settings import Settings
 from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
+from memory_assets.defs.homes.nothing_to_do import nothing_to_do
 from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
 from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
 from memory_assets.defs.instance import USER_TAG
@@ -134,6 +139,11 @@ class Tick:
     new_users: list[str] = field(default_factory=list)
     looked_at: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    idle: dict[str, set[str]] = field(default_factory=dict)
+    """Per user looked at, the assets found with nothing to do (``nothing_to_do``)."""
+
+
+LEGACY = ("legacy_rows_exported", "legacy_rows_deleted")
 
 
 def _tags(user: str, **extra: str) -> dict[str, str]:
@@ -152,9 +162,16 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     home = Home(settings)
     indexer = home.indexer_without_embedder()
     states = run_states(context.instance)
+    # The index state against the table's id, kept in this cursor against the table directory's
+    # key (``table_identity``): no table opened unless the table was rebuilt or replaced, or the
+    # optimize check is due (it opens the table anyway, so the id is read again then).
+    optimize_due = _optimize_due(state)
+    index, table_memo, _ = index_state(
+        home.store, settings.index_state_path, state.get("table"), verify=optimize_due
+    )
 
     days = Cursor.load(state.get("days"))
-    scan = stale_days(indexer, days, states, date.min, date.max)
+    scan = stale_days(indexer, days, states, date.min, date.max, state=index.files)
     tick.runs += _reindex_requests(user, scan.stale)
     if scan.grown:  # the user's partition: its days are in the metadata
         grown = sorted(g.day.isoformat() for g in scan.grown)
@@ -170,32 +187,23 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
                 },
             )
         )
-    # The index already matching every log of the user's (the server indexed them as it wrote) is
-    # recorded once as materialised, as the single home's sensor does for a day, so the UI shows
-    # no missing work; a stale day's run materialises the partition itself.
-    reported = bool(state.get("reported_user"))
-    if not reported and not scan.stale:
-        tick.events.append(
-            dg.AssetMaterialization(
-                asset_key="archive_index",
-                partition=user,
-                metadata={
-                    "reported_by": SENSOR,
-                    "days": len(scan.current),
-                    "reason": "the index already matches every daily log of the user's",
-                },
-            )
-        )
-        reported = True
+    # What has nothing to do is recorded once as materialised (as the single home's sensor records
+    # a day the index already matches); a stale day's run materialises the partition itself.
+    idle = tick.idle.setdefault(user, set())
+    if not scan.stale:
+        idle.add("archive_index")
+    if not (scan.grown or scan.current or scan.stale):
+        idle.add("daily_logs")  # no log yet
 
     files = Cursor.load(state.get("files"))
-    fscan = stale_files(indexer, files, states)
+    fscan = stale_files(indexer, files, states, state=index.files)
     for asset_name, due in (
         ("vault_index", fscan.pages),
         ("core_file_index", fscan.core_files),
         ("transcript_index", fscan.transcripts),
     ):
         if not due:
+            idle.add(asset_name)
             continue
         keys = [f.key for f in due]
         run_key = f"{user}:{asset_name}:{files.generation}:{len(keys)}"
@@ -215,8 +223,15 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     transcripts = Cursor.load(state.get("transcripts"))
     if settings.transcripts_dir.is_dir():
         _transcripts(context, user, settings, transcripts, tick)
+    else:
+        idle.add("ingested_turns")
     _dream(context, user, settings, tick)
-    optimized = _maybe_optimize(context, user, home, state, tick)
+    optimized = _maybe_optimize(context, user, home, state, tick) if optimize_due else state["optimize"]
+
+    if not any(r.job_name == optimize_index_job.name for r in tick.runs if r.tags.get(USER_TAG) == user):
+        idle.add("archival_memories")
+    reported = set(state.get("reported_assets", []))
+    tick.events += nothing_to_do(user, settings, idle, reported)
 
     save_home_state(
         root,
@@ -226,8 +241,9 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
             "days": days.dump(),
             "files": files.dump(),
             "transcripts": transcripts.dump(),
-            "reported_user": reported,
+            "reported_assets": sorted(reported),
             "optimize": optimized,
+            "table": table_memo,
         },
     )
     return bool(days.pending or files.pending or transcripts.pending)
@@ -261,6 +277,7 @@ def _transcripts(
     behind, recorded = sessions_behind(settings)
     fresh = Freshness(cursor, {ALL: recorded} if recorded != "-" else {}, run_states(context.instance))
     if fresh.up_to_date(ALL, None):
+        tick.idle.setdefault(user, set()).add("ingested_turns")
         return
     attempt = fresh.due(ALL, None)
     if attempt is None or _in_flight(context, user, write_path_job.name):
@@ -290,6 +307,9 @@ def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, t
     """The dream's pacing of this home, from its persisted state (as ``dream_sensor``)."""
     state = load_dream_state(settings.dream_state_path, settings.log_md)
     decision = decide(settings, state, now=datetime.now(UTC))
+    if decision.kind == IDLE:  # no lint due; and no day pending consolidation, or the dream waits
+        idle = tick.idle.setdefault(user, set())
+        idle.update(["vault_lint"] if decision.pending else ["vault", "vault_lint"])
     if decision.kind == IDLE or _in_flight(context, user, dream_job.name, dream_lint_job.name):
         return
     attempt = (
@@ -318,18 +338,25 @@ def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, t
     )
 
 
+def _optimize_due(state: dict[str, Any]) -> bool:
+    """Whether the optimize check of a home is due (``OPTIMIZE_CHECK_S`` since the last)."""
+    checked_at = (state.get("optimize") or [0.0])[0]
+    return freshness.clock() - float(checked_at) >= OPTIMIZE_CHECK_S
+
+
 def _maybe_optimize(
     context: dg.SensorEvaluationContext, user: str, home: Home, state: dict[str, Any], tick: Tick
 ) -> list[Any]:
-    """At most every ``OPTIMIZE_CHECK_S`` per home, ``optimize_reasons`` on the home's table."""
-    checked_at, last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[:3]
+    """``optimize_reasons`` on the home's table (when ``_optimize_due``)."""
+    last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[1:3]
     now = freshness.clock()
-    if now - float(checked_at) < OPTIMIZE_CHECK_S:
-        return [checked_at, last_at, last_version]
     store = home.store
     if not store.exists():
+        tick.idle.setdefault(user, set()).update(LEGACY)
         return [now, last_at, last_version]
     stats = store.stats()
+    if not stats.legacy:
+        tick.idle.setdefault(user, set()).update(LEGACY)
     if stats.legacy or _in_flight(context, user, optimize_index_job.name):
         return [now, last_at, last_version]
     if last_at == 0.0:  # first look: the table as it is counts as optimised now
