@@ -20,6 +20,7 @@ import dagster as dg
 
 from memory_assets.core.ops.users import list_users, user_settings
 from memory_assets.core.reconcile import handoff_pending
+from memory_assets.core.settings import Settings
 from memory_assets.defs.dedup.jobs import dedup_measurement_job
 from memory_assets.defs.dream.jobs import dream_job
 from memory_assets.defs.instance import USER_TAG
@@ -38,6 +39,11 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except FileNotFoundError:
         return 0.0
+
+
+def dedup_due(settings: Settings) -> bool:
+    """Whether the user's index changed since their last dedup measurement (two stats, no read)."""
+    return _mtime(settings.index_state_path) > _mtime(settings.dedup_dir / "report.json")
 
 
 def _day(context: dg.ScheduleEvaluationContext) -> str:
@@ -79,8 +85,7 @@ def homes_dedup_schedule(context: dg.ScheduleEvaluationContext, memory: MemoryHo
     day = _day(context)
     runs = []
     for user in list_users(root):
-        settings = user_settings(root, user)
-        if _mtime(settings.index_state_path) > _mtime(settings.dedup_dir / "report.json"):
+        if dedup_due(user_settings(root, user)):
             runs.append(
                 dg.RunRequest(partition_key=user, run_key=f"{user}:dedup:{day}", tags={USER_TAG: user})
             )

@@ -61,7 +61,6 @@ from memory_assets.core.index.freshness import (
     stale_days,
     stale_files,
 )
-from memory_assets.core.index.table_identity import index_state
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
 from memory_assets.core.ops.users import USERS_DIR, list_users
@@ -162,16 +161,9 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     home = Home(settings)
     indexer = home.indexer_without_embedder()
     states = run_states(context.instance)
-    # The index state against the table's id, kept in this cursor against the table directory's
-    # key (``table_identity``): no table opened unless the table was rebuilt or replaced, or the
-    # optimize check is due (it opens the table anyway, so the id is read again then).
-    optimize_due = _optimize_due(state)
-    index, table_memo, _ = index_state(
-        home.store, settings.index_state_path, state.get("table"), verify=optimize_due
-    )
 
     days = Cursor.load(state.get("days"))
-    scan = stale_days(indexer, days, states, date.min, date.max, state=index.files)
+    scan = stale_days(indexer, days, states, date.min, date.max)
     tick.runs += _reindex_requests(user, scan.stale)
     if scan.grown:  # the user's partition: its days are in the metadata
         grown = sorted(g.day.isoformat() for g in scan.grown)
@@ -196,7 +188,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
         idle.add("daily_logs")  # no log yet
 
     files = Cursor.load(state.get("files"))
-    fscan = stale_files(indexer, files, states, state=index.files)
+    fscan = stale_files(indexer, files, states)
     for asset_name, due in (
         ("vault_index", fscan.pages),
         ("core_file_index", fscan.core_files),
@@ -226,7 +218,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     else:
         idle.add("ingested_turns")
     _dream(context, user, settings, tick)
-    optimized = _maybe_optimize(context, user, home, state, tick) if optimize_due else state["optimize"]
+    optimized = _maybe_optimize(context, user, home, state, tick)
 
     if not any(r.job_name == optimize_index_job.name for r in tick.runs if r.tags.get(USER_TAG) == user):
         idle.add("archival_memories")
@@ -243,7 +235,6 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
             "transcripts": transcripts.dump(),
             "reported_assets": sorted(reported),
             "optimize": optimized,
-            "table": table_memo,
         },
     )
     return bool(days.pending or files.pending or transcripts.pending)
@@ -307,9 +298,11 @@ def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, t
     """The dream's pacing of this home, from its persisted state (as ``dream_sensor``)."""
     state = load_dream_state(settings.dream_state_path, settings.log_md)
     decision = decide(settings, state, now=datetime.now(UTC))
-    if decision.kind == IDLE:  # no lint due; and no day pending consolidation, or the dream waits
-        idle = tick.idle.setdefault(user, set())
-        idle.update(["vault_lint"] if decision.pending else ["vault", "vault_lint"])
+    idle = tick.idle.setdefault(user, set())
+    if not decision.pending:
+        idle.add("vault")  # no day to consolidate
+    if decision.kind == IDLE:
+        idle.add("vault_lint")  # no lint due
     if decision.kind == IDLE or _in_flight(context, user, dream_job.name, dream_lint_job.name):
         return
     attempt = (
@@ -338,18 +331,14 @@ def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, t
     )
 
 
-def _optimize_due(state: dict[str, Any]) -> bool:
-    """Whether the optimize check of a home is due (``OPTIMIZE_CHECK_S`` since the last)."""
-    checked_at = (state.get("optimize") or [0.0])[0]
-    return freshness.clock() - float(checked_at) >= OPTIMIZE_CHECK_S
-
-
 def _maybe_optimize(
     context: dg.SensorEvaluationContext, user: str, home: Home, state: dict[str, Any], tick: Tick
 ) -> list[Any]:
-    """``optimize_reasons`` on the home's table (when ``_optimize_due``)."""
-    last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[1:3]
+    """At most every ``OPTIMIZE_CHECK_S`` per home, ``optimize_reasons`` on the home's table."""
+    checked_at, last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[:3]
     now = freshness.clock()
+    if now - float(checked_at) < OPTIMIZE_CHECK_S:
+        return [checked_at, last_at, last_version]
     store = home.store
     if not store.exists():
         tick.idle.setdefault(user, set()).update(LEGACY)

@@ -343,3 +343,61 @@ def test_archive_index_refuses_a_day_that_is_not_a_date(root: Path) -> None:
         assert not result.success
         errors = failures(result)
         assert "archive_index config `days`: '2026-11-31' is not a day" in errors, errors
+
+
+@pytest.mark.slow
+def test_a_user_partition_shows_as_missing_only_while_there_is_work(root: Path, embedder: Embedder) -> None:
+    """alice's home is indexed as the memory service leaves it; bob's home has no log yet. The
+    first tick records once, per user, each asset with nothing to do (and each file Dagster never
+    writes) as materialised, and leaves missing what has work: alice's dedup measurement (her
+    index changed since her last one, none) and her dream (her days wait for consolidation),
+    bob's lint (due on a home never linted, and requested). A second tick records nothing again."""
+    alice = open_user_home(root, "alice", create=True, embedder=embedder)
+    write_facts(alice.settings, date(2026, 11, 10), "Alice keeps bees on the roof")
+    write_facts(alice.settings, date(2026, 11, 12), "Alice sells honey at the market")
+    alice.ready().indexer.sweep()
+    open_user_home(root, "bob", create=True)
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        first = tick(loc, instance, None)
+        [lint] = first.run_requests
+        assert lint.job_name == "dream_lint" and lint.partition_key == "bob"
+
+        def materialized(user: str) -> set[str]:
+            graph = loc.defs.resolve_asset_graph()
+            return {
+                key.to_user_string()
+                for key in graph.get_all_asset_keys()
+                if user in instance.get_materialized_partitions(key)
+            }
+
+        every = {
+            k.to_user_string()
+            for k in loc.defs.resolve_asset_graph().get_all_asset_keys()
+            if k.to_user_string() != "dedup_across_users"
+        }
+        assert every - materialized("alice") == {"dedup_history", "dedup_report", "vault"}
+        assert every - materialized("bob") == {"vault_lint"}
+        reasons = {
+            (e.asset_key.to_user_string(), e.partition): e.metadata["reason"]
+            for e in first.asset_events
+            if "reason" in e.metadata
+        }
+        assert (
+            reasons[("archive_index", "alice")].text
+            == "the index already matches every daily log of the user's"
+        )
+        assert reasons[("daily_logs", "bob")].text == "no daily log yet"
+        assert (
+            reasons[("superseded_retired", "alice")].text
+            == "the dream's hand-off is empty: nothing to retire"
+        )
+        assert ("daily_logs", "alice") not in reasons  # her logs are recorded as grown, with their days
+        [grown] = [
+            e
+            for e in first.asset_events
+            if e.asset_key.to_user_string() == "daily_logs" and e.partition == "alice"
+        ]
+        assert grown.metadata["days_grown"].value == 2
+
+        second = tick(loc, instance, first.cursor)
+        assert not second.asset_events
