@@ -158,13 +158,14 @@ _STATIVE_ING = {
     *("processing", "reeling", "buzzing", "glowing", "smiling", "remembering", "still", "hoping"),
     *("wondering", "struggling", "dealing", "living", "being", "having", "doing", "getting"),
 }
+# Past forms that are no present form too ("read", "put", "set", "quit" are left out: "wants to read").
 _IRREGULAR_PAST = {
     *("was", "were", "had", "did", "went", "got", "came", "saw", "took", "made", "met", "left"),
     *("found", "gave", "told", "said", "thought", "bought", "brought", "caught", "taught", "ran"),
     *("won", "lost", "spent", "sent", "felt", "kept", "slept", "swam", "sang", "drank", "ate"),
     *("drove", "rode", "wrote", "spoke", "broke", "chose", "wore", "tore", "froze", "woke"),
     *("began", "became", "grew", "knew", "threw", "flew", "drew", "fell", "held", "heard", "built"),
-    *("sold", "paid", "stood", "understood", "sat", "hit", "quit", "read", "put", "set"),
+    *("sold", "paid", "stood", "understood", "meant", "sought", "fought", "forgot", "hid"),
     *("learnt", "burnt", "dreamt", "lit", "led", "fed", "hung", "shot", "struck", "stuck"),
 }
 # "-ed" words that are no past verb.
