@@ -38,6 +38,7 @@ from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FilePlan
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS, TableStats
+from memory_assets.core.index.table_directory import Bounds
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.sources import ARCHIVE, CORE_FILES, IndexKey
@@ -208,7 +209,7 @@ def stale_days(
     """Every daily log (and every day the index state still holds) whose rows are out of date and
     due for a request now, recording the requests in ``cursor``. Days outside ``[first, today]``
     (no partition for them) are reported once each in ``newly_outside`` and not requested.
-    ``state``: the index state's files, when the caller loaded it (``table_identity``: no table
+    ``state``: the index state's files, when the caller loaded it (``table_directory``: no table
     opened); by default it is loaded against the table's id, read from the table."""
     settings = indexer.settings
     if state is None:
@@ -364,6 +365,27 @@ def stale_files(
             into.append(StaleFile(key, digest, attempt))
     cursor.files = files
     return scan
+
+
+def optimize_ruled_out(
+    bounds: Bounds | None, last_optimized_at: float, last_optimized_version: object, now: float
+) -> bool:
+    """Whether ``optimize_reasons`` can only find nothing, told by the table directory's
+    ``bounds`` (``table_directory.bounds``) with no table opened: there is no table; or the
+    directory holds no more data files than ``FRAGMENTS_SOFT`` (so no more fragments), no more
+    versions than ``VERSIONS_SOFT``, and it is less than a day since the last optimize or the
+    latest version is the one optimised. False whenever the directory cannot tell (a table on an
+    object store, the first look, a manifest whose name is not a version): open the table and ask
+    ``optimize_reasons``."""
+    if bounds is None:
+        return False
+    if not bounds.exists:
+        return True
+    if last_optimized_at == 0.0 or bounds.data_files > FRAGMENTS_SOFT or bounds.versions > VERSIONS_SOFT:
+        return False
+    if now - last_optimized_at < OPTIMIZE_EVERY_S:
+        return True
+    return bounds.version is not None and bounds.version == last_optimized_version
 
 
 def optimize_reasons(

@@ -57,10 +57,12 @@ from memory_assets.core.index.freshness import (
     Cursor,
     Freshness,
     optimize_reasons,
+    optimize_ruled_out,
     short_hash,
     stale_days,
     stale_files,
 )
+from memory_assets.core.index.table_directory import bounds, index_state
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
 from memory_assets.core.ops.users import USERS_DIR, list_users
@@ -161,9 +163,22 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     home = Home(settings)
     indexer = home.indexer_without_embedder()
     states = run_states(context.instance)
+    # No table opened unless the directory cannot answer (``table_directory``): the optimize check
+    # (at most every ``OPTIMIZE_CHECK_S``) reads the table directory's bounds and opens the table
+    # only when they leave a reason possible; the index state is loaded against the table's id
+    # kept in this cursor against the directory's key, read from the table when the table was
+    # rebuilt or replaced, or when it is opened for the optimize check anyway.
+    now = freshness.clock()
+    optimize = list(state.get("optimize") or [0.0, 0.0, None])[:3]
+    optimize_due = now - float(optimize[0]) >= OPTIMIZE_CHECK_S
+    held = bounds(home.store) if optimize_due else None
+    open_table = optimize_due and not optimize_ruled_out(held, float(optimize[1]), optimize[2], now)
+    index, table_memo, _ = index_state(
+        home.store, settings.index_state_path, state.get("table"), now, verify=open_table
+    )
 
     days = Cursor.load(state.get("days"))
-    scan = stale_days(indexer, days, states, date.min, date.max)
+    scan = stale_days(indexer, days, states, date.min, date.max, state=index.files)
     tick.runs += _reindex_requests(user, scan.stale)
     if scan.grown:  # the user's partition: its days are in the metadata
         grown = sorted(g.day.isoformat() for g in scan.grown)
@@ -188,7 +203,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
         idle.add("daily_logs")  # no log yet
 
     files = Cursor.load(state.get("files"))
-    fscan = stale_files(indexer, files, states)
+    fscan = stale_files(indexer, files, states, state=index.files)
     for asset_name, due in (
         ("vault_index", fscan.pages),
         ("core_file_index", fscan.core_files),
@@ -218,7 +233,14 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     else:
         idle.add("ingested_turns")
     _dream(context, user, settings, tick)
-    optimized = _maybe_optimize(context, user, home, state, tick)
+    if open_table:
+        optimized = _maybe_optimize(context, user, home, state, tick)
+    elif optimize_due:  # ruled out by the directory: what the check would find, no table opened
+        optimized = [now, optimize[1], optimize[2]]
+        if held is not None and (not held.exists or index.table is not None):  # none, or not legacy
+            idle.update(LEGACY)
+    else:
+        optimized = optimize
 
     if not any(r.job_name == optimize_index_job.name for r in tick.runs if r.tags.get(USER_TAG) == user):
         idle.add("archival_memories")
@@ -235,6 +257,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
             "transcripts": transcripts.dump(),
             "reported_assets": sorted(reported),
             "optimize": optimized,
+            "table": table_memo,
         },
     )
     return bool(days.pending or files.pending or transcripts.pending)
@@ -334,11 +357,9 @@ def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, t
 def _maybe_optimize(
     context: dg.SensorEvaluationContext, user: str, home: Home, state: dict[str, Any], tick: Tick
 ) -> list[Any]:
-    """At most every ``OPTIMIZE_CHECK_S`` per home, ``optimize_reasons`` on the home's table."""
-    checked_at, last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[:3]
+    """``optimize_reasons`` on the home's table (the check due and not ruled out by its directory)."""
+    last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[1:3]
     now = freshness.clock()
-    if now - float(checked_at) < OPTIMIZE_CHECK_S:
-        return [checked_at, last_at, last_version]
     store = home.store
     if not store.exists():
         tick.idle.setdefault(user, set()).update(LEGACY)

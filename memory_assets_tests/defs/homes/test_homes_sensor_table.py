@@ -1,5 +1,5 @@
 """The homes sensor keeps each home's table id in the home's cursor, keyed by the table
-directory (``core/index/table_identity.py``): a look at a home opens no table while its table is
+directory (``core/index/table_directory.py``): a look at a home opens no table while its table is
 the same, and a table rebuilt or replaced behind the index state is still noticed and reindexed.
 Real homes indexed with the real model, a real instance, the requests run as the daemon runs
 them; tables opened are counted by a wrapper around the real ``MemoryStore.table``."""
@@ -15,9 +15,9 @@ import dagster as dg
 import pytest
 
 from memory_assets.core.home import Home
-from memory_assets.core.index import table_damage
+from memory_assets.core.index import freshness, table_damage
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.core.index.table_identity import directory_key
+from memory_assets.core.index.table_directory import directory_key
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.root_feed import load_home_state, note_change
 from memory_assets.core.ops.users import open_user_home
@@ -71,7 +71,7 @@ def test_a_look_at_a_home_whose_table_is_the_same_opens_no_table(root: Path, ope
         assert reindex_users(first) == []  # both homes are indexed
         store = open_user_home(root, "alice").store
         memo = load_home_state(root, "homes_sensor", "alice")["table"]
-        assert memo == [directory_key(store), store.table_id]
+        assert memo[:2] == [directory_key(store), store.table_id]
         opened.clear()
 
         state_file = root / "state" / "homes_sensor" / "alice.json"
@@ -154,3 +154,39 @@ def test_a_replaced_table_directory_is_noticed_and_reindexed(root: Path, embedde
         third = tick(loc, instance, second.cursor)
         assert reindex_users(third) == []
         assert open_user_home(root, "alice").store.table_id == new_id
+
+
+@pytest.mark.slow
+def test_the_optimize_check_opens_the_table_only_when_its_directory_leaves_a_reason(
+    root: Path, embedder: Embedder, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten minutes on, the optimize check is due: alice's table directory holds few files and
+    versions and no day has passed since her table counted as optimised, so the check finds nothing
+    with no table opened. A day on, her table changed since: the directory leaves the daily reason
+    possible, so the table is opened and the optimize requested."""
+    now = [freshness.clock()]
+    monkeypatch.setattr(freshness, "clock", lambda: now[0])
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        first = tick(loc, instance, None)
+        checked_at, optimized_at, version = load_home_state(root, "homes_sensor", "alice")["optimize"]
+        assert checked_at == optimized_at == now[0] and version is not None  # the first look
+
+        opened.clear()
+        now[0] += 11 * 60
+        note_change(root, "alice", "turns")
+        second = tick(loc, instance, first.cursor)
+        assert load_home_state(root, "homes_sensor", "alice")["optimize"] == [now[0], optimized_at, version]
+        assert alice_uri(root) not in opened
+        assert not [r for r in second.run_requests if r.job_name == "optimize_index"]
+
+        seed(root, "alice", date(2026, 11, 21), "Alice sold her first jar of honey")
+        open_user_home(root, "alice", embedder=embedder).indexer.sweep()
+        now[0] += 25 * 3600
+        note_change(root, "alice", "turns")
+        third = tick(loc, instance, second.cursor)
+        assert alice_uri(root) in opened
+        [request] = [r for r in third.run_requests if r.job_name == "optimize_index"]
+        assert request.partition_key == "alice"
+        assert "a day since the last optimize" in request.tags["memory_assets/reason"]
+        latest = open_user_home(root, "alice").store.stats().version
+        assert load_home_state(root, "homes_sensor", "alice")["optimize"] == [now[0], now[0], latest]

@@ -1,6 +1,8 @@
-"""The table's id known from a memo keyed by the table directory (``table_identity``): kept while
-the directory is the same table, read again from the table when the table was rebuilt, its
-directory replaced, its state written against another table, or when asked to verify. Real
+"""What a table's directory says without opening the table (``table_directory``): the table's id
+from a memo keyed by the directory, kept while the directory is the same table, read again from
+the table when the table was rebuilt, its directory replaced, its state written against another
+table, a day passed or when asked to verify; the versions, latest version and data files it
+holds, as the table's own statistics give them, and when they rule the optimize check out. Real
 LanceDB tables indexed with the real model; the table is opened (``MemoryStore.table``) only
 where said, counted by a wrapper that calls the real method."""
 
@@ -15,13 +17,29 @@ import pytest
 
 from memory_assets.core.home import Home
 from memory_assets.core.index import table_damage
+from memory_assets.core.index.freshness import (
+    FRAGMENTS_SOFT,
+    OPTIMIZE_EVERY_S,
+    VERSIONS_SOFT,
+    optimize_ruled_out,
+)
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.core.index.table_identity import NO_TABLE, directory_key, index_state
+from memory_assets.core.index.table_directory import (
+    NO_TABLE,
+    VERIFY_EVERY_S,
+    Bounds,
+    bounds,
+    directory_key,
+    index_state,
+    manifest_version,
+)
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
+
+NOW = 1_800_000_000.0
 
 
 @pytest.fixture
@@ -56,7 +74,7 @@ def test_no_table_directory_is_no_table_and_opens_nothing(tmp_path: Path, opened
     init_home(settings)
     store = fresh_store(settings)
     assert directory_key(store) == NO_TABLE
-    state, memo, was_opened = index_state(store, settings.index_state_path, None)
+    state, memo, was_opened = index_state(store, settings.index_state_path, None, NOW)
     assert (state.table, state.files, memo, was_opened) == (None, {}, None, False)
     assert opened == []
 
@@ -69,18 +87,25 @@ def test_the_memo_stands_for_the_table_until_it_is_rebuilt(
     assert table_id
     opened.clear()
 
-    state, memo, was_opened = index_state(fresh_store(settings), settings.index_state_path, None)
+    state, memo, was_opened = index_state(fresh_store(settings), settings.index_state_path, None, NOW)
     assert was_opened and len(opened) == 1
-    assert memo == [directory_key(fresh_store(settings)), table_id]
+    assert memo == [directory_key(fresh_store(settings)), table_id, NOW]
     assert state.discarded is None and "archive:2026-11-20.md" in state.files
 
     # The same table: its id comes from the memo, and the table is not opened.
-    again, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo)
+    again, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo, NOW)
     assert (again.files, memo2, was_opened) == (state.files, memo, False)
     assert len(opened) == 1
     # Asked to verify (the caller opens the table anyway): opened, and the id read again.
-    _, memo3, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo, verify=True)
-    assert was_opened and memo3 == memo and len(opened) == 2
+    _, memo3, was_opened = index_state(
+        fresh_store(settings), settings.index_state_path, memo, NOW + 60, verify=True
+    )
+    assert was_opened and memo3 == [memo[0], table_id, NOW + 60] and len(opened) == 2
+    # A day after it was last read, it is read again (a table overwritten file by file in place).
+    later = NOW + VERIFY_EVERY_S - 1
+    assert index_state(fresh_store(settings), settings.index_state_path, memo, later)[2] is False
+    _, memo4, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo, later + 1)
+    assert was_opened and memo4 == [memo[0], table_id, later + 1] and len(opened) == 3
 
     # Rebuilt in place (``reindex --rebuild``): a new table id, the state written against it. The
     # directory's key changed, so the table is opened and the new id read; the state stands.
@@ -89,8 +114,8 @@ def test_the_memo_stands_for_the_table_until_it_is_rebuilt(
     assert rebuilt_id and rebuilt_id != table_id
     assert directory_key(fresh_store(settings)) != memo[0]
     opened.clear()
-    state, memo4, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo)
-    assert was_opened and memo4 is not None and memo4[1] == rebuilt_id
+    state, memo5, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo, NOW)
+    assert was_opened and memo5 is not None and memo5[1] == rebuilt_id
     assert state.discarded is None and "archive:2026-11-20.md" in state.files
 
 
@@ -99,14 +124,14 @@ def test_a_table_recreated_behind_the_state_discards_the_state(tmp_path: Path, e
     names the old table): the memo's id would take the state as current; the directory's key
     changed, so the new id is read and the state is discarded."""
     settings = indexed_home(tmp_path / "home", embedder, "Ada keeps a ledger of every sunrise")
-    _, memo, _ = index_state(fresh_store(settings), settings.index_state_path, None)
+    _, memo, _ = index_state(fresh_store(settings), settings.index_state_path, None, NOW)
     assert memo is not None
     indexer = Home(settings, embedder).indexer
     with indexer.table_lock():
         indexer._writer.recreate(embedder.model_name, embedder.dimension)
     assert json.loads(settings.index_state_path.read_text())["table"] == memo[1]  # untouched
 
-    state, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo)
+    state, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo, NOW)
     assert was_opened and memo2 is not None and memo2[1] != memo[1]
     assert state.files == {} and state.discarded is not None
 
@@ -117,7 +142,7 @@ def test_a_replaced_table_directory_changes_the_key(tmp_path: Path, embedder: Em
     discarded because the key of the directory changed."""
     settings = indexed_home(tmp_path / "home", embedder, "Ada keeps a ledger of every sunrise")
     other = indexed_home(tmp_path / "other", embedder, "Ada keeps a ledger of every sunrise")
-    _, memo, _ = index_state(fresh_store(settings), settings.index_state_path, None)
+    _, memo, _ = index_state(fresh_store(settings), settings.index_state_path, None, NOW)
     assert memo is not None
     here = table_damage.table_dir(settings.index_uri, settings.table_name)
     there = table_damage.table_dir(other.index_uri, other.table_name)
@@ -129,9 +154,9 @@ def test_a_replaced_table_directory_changes_the_key(tmp_path: Path, embedder: Em
     shutil.copytree(there, here)
     assert (marker.read_bytes() if marker is not None and marker.exists() else None) == marker_before
     assert directory_key(fresh_store(settings)) != memo[0]
-    state, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo)
+    state, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo, NOW)
     other_id = fresh_store(other).table_id
-    assert was_opened and memo2 == [directory_key(fresh_store(settings)), other_id]
+    assert was_opened and memo2 == [directory_key(fresh_store(settings)), other_id, NOW]
     assert state.files == {} and state.discarded is not None
 
 
@@ -141,11 +166,11 @@ def test_a_state_written_against_another_table_is_checked_against_the_table(
     """The state naming another table than the memo (the indexer rebuilt or migrated the table and
     wrote its state, a restore reset it): the table is opened to know which is right."""
     settings = indexed_home(tmp_path / "home", embedder, "Ada keeps a ledger of every sunrise")
-    state, memo, _ = index_state(fresh_store(settings), settings.index_state_path, None)
+    state, memo, _ = index_state(fresh_store(settings), settings.index_state_path, None, NOW)
     assert memo is not None
     IndexState(table="another-table", files=dict(state.files)).save(settings.index_state_path)
     opened.clear()
-    again, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo)
+    again, memo2, was_opened = index_state(fresh_store(settings), settings.index_state_path, memo, NOW)
     assert was_opened and len(opened) >= 1 and memo2 == memo
     assert again.files == {} and again.discarded is not None
 
@@ -172,3 +197,43 @@ def test_the_key_follows_the_versions_directory_and_the_rebuild_marker(
 
 def test_a_table_on_an_object_store_is_not_memoised() -> None:
     assert directory_key(MemoryStore("s3://bucket/index")) is None
+
+
+def test_the_bounds_of_a_table_directory_are_what_the_table_says(tmp_path: Path, embedder: Embedder) -> None:
+    """The versions kept, the latest version and (from above) the fragments, as the table's own
+    statistics give them, after several commits; no directory, no table; an object store, unknown."""
+    settings = indexed_home(tmp_path / "home", embedder, "Ada keeps a ledger of every sunrise")
+    for n in range(3):
+        write_facts(settings, date(2026, 11, 21 + n), f"Ada planted {n + 3} pear trees by the river")
+        Home(settings, embedder).indexer.sweep()
+    stats = fresh_store(settings).stats()
+    held = bounds(fresh_store(settings))
+    assert held is not None and held.exists
+    assert (held.versions, held.version) == (stats.versions, stats.version)
+    assert stats.fragments <= held.data_files and stats.versions > 3
+
+    empty = Settings.load(tmp_path / "empty", env={})
+    init_home(empty)
+    assert bounds(fresh_store(empty)) == Bounds(exists=False)
+    assert bounds(MemoryStore("s3://bucket/index")) is None
+
+
+def test_a_manifest_name_is_its_version_in_either_naming_scheme() -> None:
+    assert manifest_version("7.manifest") == 7
+    assert manifest_version("18446744073709551614.manifest") == 1
+    assert manifest_version("18446744073709551606.manifest") == 9
+    assert manifest_version("latest_version_hint.json") is None
+
+
+def test_the_optimize_check_is_ruled_out_only_when_no_reason_is_possible() -> None:
+    day = OPTIMIZE_EVERY_S
+    small = Bounds(exists=True, data_files=FRAGMENTS_SOFT, versions=VERSIONS_SOFT, version=12)
+    assert optimize_ruled_out(Bounds(exists=False), 0.0, None, NOW)  # no table: nothing to optimise
+    assert optimize_ruled_out(small, NOW - day + 1, 3, NOW)  # within a day, within the bounds
+    assert optimize_ruled_out(small, NOW - day, 12, NOW)  # a day, but the version optimised
+    assert not optimize_ruled_out(small, NOW - day, 11, NOW)  # a day and the table changed
+    assert not optimize_ruled_out(Bounds(True, FRAGMENTS_SOFT + 1, 1, 12), NOW, 12, NOW)  # maybe fragments
+    assert not optimize_ruled_out(Bounds(True, 1, VERSIONS_SOFT + 1, 12), NOW, 12, NOW)  # versions
+    assert not optimize_ruled_out(Bounds(True, 1, 1, None), NOW - day, 12, NOW)  # version unknown
+    assert not optimize_ruled_out(small, 0.0, None, NOW)  # the first look records the version
+    assert not optimize_ruled_out(None, NOW, 12, NOW)  # an object store: ask the table
