@@ -67,6 +67,7 @@ from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
 from memory_assets.core.ops.users import USERS_DIR, list_users
 from memory_assets.core.settings import Settings
+from memory_assets.core.sources import IndexKey
 from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
 from memory_assets.defs.homes.nothing_to_do import nothing_to_do
 from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
@@ -197,20 +198,22 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     # What has nothing to do is recorded once as materialised (as the single home's sensor records
     # a day the index already matches); a stale day's run materialises the partition itself.
     idle = tick.idle.setdefault(user, set())
-    if not scan.stale:
+    if not scan.stale and not days.pending:  # no day out of date, none with a request in flight
         idle.add("archive_index")
     if not (scan.grown or scan.current or scan.stale):
         idle.add("daily_logs")  # no log yet
 
     files = Cursor.load(state.get("files"))
     fscan = stale_files(indexer, files, states, state=index.files)
-    for asset_name, due in (
-        ("vault_index", fscan.pages),
-        ("core_file_index", fscan.core_files),
-        ("transcript_index", fscan.transcripts),
+    in_flight = {IndexKey.parse(key).group for key in files.pending}
+    for asset_name, group, due in (
+        ("vault_index", "notebook", fscan.pages),
+        ("core_file_index", "core", fscan.core_files),
+        ("transcript_index", "transcript", fscan.transcripts),
     ):
         if not due:
-            idle.add(asset_name)
+            if group not in in_flight:
+                idle.add(asset_name)
             continue
         keys = [f.key for f in due]
         run_key = f"{user}:{asset_name}:{files.generation}:{len(keys)}"
@@ -242,9 +245,13 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     else:
         optimized = optimize
 
-    if not any(r.job_name == optimize_index_job.name for r in tick.runs if r.tags.get(USER_TAG) == user):
-        idle.add("archival_memories")
     reported = set(state.get("reported_assets", []))
+    if (
+        "archival_memories" not in reported
+        and not any(r.job_name == optimize_index_job.name for r in tick.runs if r.tags.get(USER_TAG) == user)
+        and not _in_flight(context, user, optimize_index_job.name)
+    ):
+        idle.add("archival_memories")
     tick.events += nothing_to_do(user, settings, idle, reported)
 
     save_home_state(

@@ -401,3 +401,19 @@ def test_a_user_partition_shows_as_missing_only_while_there_is_work(root: Path, 
 
         second = tick(loc, instance, first.cursor)
         assert not second.asset_events
+
+
+def test_a_day_with_its_request_in_flight_is_never_recorded_as_nothing_to_do(root: Path) -> None:
+    """bob's logs are not indexed: the first tick requests his reindex; a second look at his home
+    while that request is in flight (not run here) must not record his partition as done."""
+    seed(root, "bob", date(2026, 11, 5), "Bob tunes pianos for a living")
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        first = tick(loc, instance, None)
+        assert [r.partition_key for r in first.run_requests if r.job_name == "reindex"] == ["bob"]
+        note_change(root, "bob", "turns")  # the feed names him: looked at again
+        second = tick(loc, instance, first.cursor)
+        assert not [r for r in second.run_requests if r.job_name == "reindex"]  # in flight: not again
+        recorded = {e.asset_key.to_user_string() for e in [*first.asset_events, *second.asset_events]}
+        assert "archive_index" not in recorded
+        assert "bob" not in instance.get_materialized_partitions(dg.AssetKey("archive_index"))
+        assert "daily_logs" in recorded  # his log, seen as it grew
