@@ -29,6 +29,12 @@ core functions, and its freshness cursors are kept per home at the root
   or ``dream_lint``, never while a dream of that user is in flight;
 * its table (``optimize_reasons``, at most every 10 minutes a home): ``optimize_index``.
 
+A look opens no LanceDB table unless the table's directory cannot answer
+(``core/index/table_directory.py``): the index state is loaded against the table's id kept in the
+home's cursor under the table directory's key (a rebuilt or replaced table changes the key, and
+the id is read from the table again), and the optimize check first reads the directory's data
+files, versions and latest version, opening the table only when they leave a reason possible.
+
 Each asset of the home it finds nothing to do for (the index already matching the home's logs,
 no transcript behind, an idle dream, an empty hand-off, ...) it records once as materialised
 (``defs/homes/nothing_to_do.py``), so the UI shows a user's partition as missing only while
