@@ -18,7 +18,11 @@ question through ``POST /v1/users/{id}/search``. The sides, on the same question
   worktree (checked: its ``memory_assets.__file__`` is under the worktree). Its search takes no
   ``today`` (read from each side's OpenAPI document), so it asks as of the real day;
 * ``cosine``: plain cosine over the raw turns with the project's embedder (the same model), exact
-  top k, no server: a vector store of the raw messages.
+  top k, no server: a vector store of each home's raw user messages, asked in the same homes as
+  the memory (two homes merged by score). The target is measured against it;
+* ``cosine-all`` (LoCoMo only): the same over every turn of the conversation, both speakers'.
+  It is far lower than ``cosine``: most questions name a speaker, and the other speaker's turns
+  often address that speaker by name, so they crowd the top.
 
 **LoCoMo, dev split only** (conv-26, conv-30, conv-41 to conv-43; ``--locomo PATH``, the file you
 download: CC BY-NC 4.0, never committed, and nothing of it is printed but aggregates unless you
@@ -28,14 +32,14 @@ then never inspected), categories 1-4 in the official mapping. One home per spea
 speaker's turn is posted as that user's, with the other speaker's previous turn of the session as
 the assistant's answer, the turn's id (``D1:3``) as the chat id and the session's date-time as
 ``at``, in order. A question goes to the home of the one speaker it names, else to both, the two
-answers merged by score. Cosine ranks all turns of the conversation.
+answers merged by score.
 
 **LongMemEval-S, the dev sample** (``--longmemeval DIR``, 40 questions, MIT; no other LongMemEval
 data is read). One home per question: each user message posted with the assistant's reply that
 follows it, ``at`` the session's date, the chat id the session id and the message's index in it
 (``<session>:<i>``), sessions in date order. Asked with ``today`` = the question's date.
 Measured at the turn level (a user turn with ``has_answer``) and at the session level (a turn of
-an answer session). Cosine ranks the question's raw user messages.
+an answer session).
 
 **A hit at k**: one of the first k rows returned is, or was written from, an evidence turn. A
 transcript row is its turn (its ``chat``); a fact row (any other source type) is every turn whose
@@ -758,7 +762,9 @@ class SideResult:
     today: bool = False
 
 
-def ask_side(server: Server, dev: DevSet, records: Path) -> SideResult:
+def ask_side(server: Server, dev: DevSet, records: Path, workers: int) -> SideResult:
+    """List every home, then ask every question (``workers`` requests at once; a question's
+    answer does not depend on another's)."""
     recs = {u: read_record(records / f"{u}.jsonl") for u in dev.homes}
     incomplete = [u for u, r in recs.items() if not r.done or r.digest != digest(dev.homes[u])]
     if incomplete:
@@ -770,28 +776,43 @@ def ask_side(server: Server, dev: DevSet, records: Path) -> SideResult:
     home_of = dev.home_of()
     start = time.perf_counter()
     result = SideResult({}, records=recs, today=server.today)
-    with server.client() as client:
-        for user in dev.homes:
-            result.listings[user] = list_home(client, server, user)
-        left = {u: left_rows(result.listings[u], recs[u], dev.homes[u]) for u in dev.homes}
-        for n, q in enumerate(dev.questions):
-            rows = ask(client, server, q, 10)
-            result.top10.update(
-                "transcript" if r.get("source_type") == "transcript" else "fact" for _, r in rows
-            )
-            result.found[q.qid] = {}
-            for level in dev.levels:
-                rank, kind = first_hit(rows, maps, q.evidence[level])
-                result.found[q.qid][level] = Found(rank, kind)
-            missed = [lv for lv in dev.levels if result.found[q.qid][lv].rank is None]
-            if missed:
-                wide = ask(client, server, q, DIAGNOSE_LIMIT)
-                for level in missed:
-                    found = result.found[q.qid][level]
-                    found.rank50, found.kind50 = first_hit(wide, maps, q.evidence[level])
-                    found.cause = cause_of(q, level, found, home_of, left)
-            if (n + 1) % 200 == 0:
-                log(f"  {server.side}/{dev.name}: {n + 1}/{len(dev.questions)} questions asked")
+    local = threading.local()
+    clients: list[httpx.Client] = []
+    lock = threading.Lock()
+
+    def client() -> httpx.Client:
+        if not hasattr(local, "client"):
+            local.client = server.client()
+            with lock:
+                clients.append(local.client)
+        return local.client  # type: ignore[no-any-return]
+
+    def one(q: Question) -> tuple[dict[str, Found], list[str]]:
+        rows = ask(client(), server, q, 10)
+        found = {level: Found(*first_hit(rows, maps, q.evidence[level])) for level in dev.levels}
+        missed = [lv for lv in dev.levels if found[lv].rank is None]
+        if missed:
+            wide = ask(client(), server, q, DIAGNOSE_LIMIT)
+            for level in missed:
+                found[level].rank50, found[level].kind50 = first_hit(wide, maps, q.evidence[level])
+                found[level].cause = cause_of(q, level, found[level], home_of, left)
+        return found, ["transcript" if r.get("source_type") == "transcript" else "fact" for _, r in rows]
+
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            listed = pool.map(lambda u: (u, list_home(client(), server, u)), list(dev.homes))
+            result.listings = dict(listed)
+            left = {u: left_rows(result.listings[u], recs[u], dev.homes[u]) for u in dev.homes}
+            for n, (q, (found, kinds)) in enumerate(
+                zip(dev.questions, pool.map(one, dev.questions), strict=True)
+            ):
+                result.found[q.qid] = found
+                result.top10.update(kinds)
+                if (n + 1) % 200 == 0:
+                    log(f"  {server.side}/{dev.name}: {n + 1}/{len(dev.questions)} questions asked")
+    finally:
+        for c in clients:
+            c.close()
     result.seconds_asking = time.perf_counter() - start
     result.seconds_posting = sum(r.seconds for r in recs.values())
     return result
@@ -1109,7 +1130,9 @@ def main() -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="post nothing: ask the homes already built under --root"
     )
-    parser.add_argument("--workers", type=int, default=3, help="homes posted at once (default 3)")
+    parser.add_argument(
+        "--workers", type=int, default=3, help="homes posted at once, and questions asked at once (default 3)"
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON here")
     parser.add_argument(
         "--misses", action="store_true", help="list the questions now misses @10 (dev data: never commit)"
@@ -1217,7 +1240,7 @@ def main() -> int:
                         f"{side}: serving {side_root} on {server.url}, to ask (search takes today: {server.today})"
                     )
                     for dev in devs:
-                        results[dev.name][side] = ask_side(server, dev, records)
+                        results[dev.name][side] = ask_side(server, dev, records, args.workers)
                         log(f"{side}/{dev.name}: asked in {results[dev.name][side].seconds_asking:.0f} s")
                 finally:
                     server.stop()
