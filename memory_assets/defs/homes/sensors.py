@@ -75,7 +75,7 @@ from memory_assets.core.ops.users import USERS_DIR, list_users
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
 from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
-from memory_assets.defs.homes.nothing_to_do import nothing_to_do
+from memory_assets.defs.homes.nothing_to_do import nothing_to_do, settled_by
 from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
 from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
 from memory_assets.defs.instance import USER_TAG
@@ -258,6 +258,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
         and not _in_flight(context, user, optimize_index_job.name)
     ):
         idle.add("archival_memories")
+    settled_by((r for r in tick.runs if r.tags.get(USER_TAG) == user), reported)
     tick.events += nothing_to_do(user, settings, idle, reported)
 
     save_home_state(
