@@ -50,13 +50,14 @@ import pyarrow.compute as pc
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.index.store import MemoryStore, quote
 from memory_assets.core.knowledge.memory_md import DEFAULT_MAX_LINES, Fact
-from memory_assets.core.sources import CORE_FILE, NOTEBOOK
+from memory_assets.core.sources import CORE_FILE, NOTEBOOK, TRANSCRIPT
 from memory_assets.core.text import as_date, json_object
 
 RECENT_WINDOWS = (30, 365)  # days a candidates read takes first, before the whole table
-# Rows that are never listed: vault chunks are paragraphs, not facts, and core-file rows
-# include MEMORY.md's own (feeding the zone back into itself).
-_NOT_FACTS = (NOTEBOOK, CORE_FILE)
+# Rows that are never listed: vault chunks are paragraphs, not facts, core-file rows include
+# MEMORY.md's own (feeding the zone back into itself), and a turn is what was said, not a claim
+# (the recall tier: it is found by search, never promoted to the zone).
+_NOT_FACTS = (NOTEBOOK, CORE_FILE, TRANSCRIPT)
 
 
 def read_user_facts(
@@ -99,7 +100,7 @@ def _read_user_facts_at(
 
 # -- the candidates: the best fact rows, kept between refreshes ---------------------------------------
 CANDIDATES_STATE = "memory_md_candidates.json"
-_CANDIDATES_FORMAT = 1  # bump when the ranking of candidates changes: older state is then re-read
+_CANDIDATES_FORMAT = 2  # 2: transcript rows are never candidates. Bump when the ranking of candidates changes: older state is then re-read
 _COLUMNS = ["id", "content", "importance", "category", "fact_date", "source_date", "created_at"]
 
 

@@ -250,3 +250,37 @@ def test_the_derived_columns_in_python_are_polars_values_or_left_to_polars() -> 
     column = template.schema.get_field_index("created_at")
     lisbon = template.column(column).cast(pa.timestamp("us", "Europe/Lisbon"))
     assert _derived_plain(template.set_column(column, "created_at", lisbon)) is None
+
+
+def test_a_turn_is_never_a_candidate(settings: Settings) -> None:
+    """What was said (a transcript row) is found by search but never listed as a fact, however
+    important or recent: MEMORY.md's zone holds claims only."""
+    store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
+    today = datetime.now(UTC).date().isoformat()
+
+    def row(n: int, source_type: str, text: str, importance: float) -> IndexRow:
+        return IndexRow(
+            id=f"r{n}",
+            content=text,
+            source_type=source_type,
+            source_file=f"{today}.md" if source_type == "archive_log" else "captured/c.jsonl",
+            chunk_index=n,
+            category="personal" if source_type == "archive_log" else "transcript",
+            importance=importance,
+            source_date=today,
+            fact_date=today,
+            metadata="{}",
+        )
+
+    rows = [
+        row(0, "archive_log", "Is allergic to peanuts.", 0.5),
+        row(1, "transcript", "The smell of pine after the rain is what stuck with me.", 0.9),
+    ]
+    created = [datetime.now(UTC)] * 2
+    TableWriter(store).apply_diff(
+        TableWriter(store).table_for_write("test-model", 4), [], rows, np.zeros((2, 4), np.float32), created
+    )
+    state = settings.state_dir / CANDIDATES_STATE
+    for _ in range(2):  # the table's read, then the kept candidates'
+        got = best_facts.read_user_facts(store, candidates=5, state_path=state)
+        assert [f.content for f in got] == ["Is allergic to peanuts."]
