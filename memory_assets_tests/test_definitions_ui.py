@@ -185,29 +185,30 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 class Steps:
-    """Screenshots of each step in ``ui-screenshots/``, numbered in order."""
+    """Screenshots of each step in ``folder`` (``ui-screenshots/``), numbered in order."""
 
-    def __init__(self, page: Any) -> None:
+    def __init__(self, page: Any, folder: Path = SCREENSHOTS) -> None:
         self.page = page
+        self.folder = folder
         self.paths: list[Path] = []
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        for old in SCREENSHOTS.glob("*.png"):  # a previous run's steps (subfolders are other tests')
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.png"):  # a previous run's steps (subfolders are other tests')
             old.unlink()
 
     def shot(self, name: str) -> Path:
         self.page.wait_for_load_state("networkidle")
-        path = SCREENSHOTS / f"{len(self.paths) + 1:02d}-{name}.png"
+        path = self.folder / f"{len(self.paths) + 1:02d}-{name}.png"
         self.page.screenshot(path=str(path))
         self.paths.append(path)
         return path
 
 
-def check_screenshots(paths: list[Path]) -> None:
+def check_screenshots(paths: list[Path], folder: Path = SCREENSHOTS) -> None:
     """Each is a PNG of the viewport's size, not blank (many colours, not one flat tone), and no
     two steps look the same."""
     from PIL import Image, ImageStat
 
-    assert paths and [p.name for p in sorted(SCREENSHOTS.glob("*.png"))] == [p.name for p in paths]
+    assert paths and [p.name for p in sorted(folder.glob("*.png"))] == [p.name for p in paths]
     seen: set[bytes] = set()
     for path in paths:
         data = path.read_bytes()
