@@ -7,6 +7,7 @@ from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.search.ranking import Ranking
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
@@ -222,3 +223,31 @@ def test_recency_breaks_ties(settings: Settings, indexer: Indexer) -> None:
     indexer.sweep()
     [hit] = search(indexer.store, "bees", embedder=indexer.embedder, today=date(2026, 11, 29))
     assert hit.source_date == "2026-09-01" and hit.duplicates == 1  # equal scores: the newer one
+
+
+def test_a_turns_full_text_weight_is_its_own(
+    settings: Settings, indexer: Indexer, embedder: Embedder
+) -> None:
+    """``Ranking.turn_bm25`` weighs a turn's words (a transcript row) and nothing else: a fact's
+    score is the same whatever it is, a turn's moves with it; ``Ranking.turn`` is added to turns
+    only."""
+    from datetime import UTC, datetime
+
+    from memory_assets.core.capture.transcripts import keep_turn
+
+    write_facts(settings, date(2026, 11, 20), "Deploys the side project on a Hetzner VPS")
+    at = datetime(2026, 11, 21, 9, tzinfo=UTC)
+    keep_turn(settings.transcripts_dir, "ops", "We moved the Hetzner box to a bigger plan last night", "", at)
+    indexer.sweep()
+
+    def scores(ranking: Ranking) -> dict[str, float]:
+        hits = search(indexer.store, "Hetzner", embedder=embedder, ranking=ranking, log_recall=False)
+        return {h.source_type: h.score for h in hits}
+
+    low = scores(Ranking(turn_bm25=0.0, turn=0.0))
+    high = scores(Ranking(turn_bm25=1.0, turn=0.0))
+    lifted = scores(Ranking(turn_bm25=0.0, turn=0.5))
+    assert set(low) == {"archive_log", "transcript"}
+    assert high["archive_log"] == pytest.approx(low["archive_log"]) == pytest.approx(lifted["archive_log"])
+    assert high["transcript"] > low["transcript"] + 0.1  # the turn matches "Hetzner" by its words
+    assert lifted["transcript"] == pytest.approx(low["transcript"] + 0.5)
