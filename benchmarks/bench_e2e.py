@@ -644,6 +644,10 @@ class Found:
     rank50: int | None = None  # asked again for 50 rows when missed at 10 (served sides)
     kind50: str | None = None  # the kind of the row found there
     cause: str | None = None  # why it missed at 10: one of CAUSES
+    # ranked 11-50: the evidence row's semantic similarity and score against the top 10's
+    closer: bool | None = None  # more similar to the question than some row of the top 10
+    score_gap: float | None = None  # the 10th row's score minus the evidence row's
+    above: list[str] = field(default_factory=list)  # the kinds of the top 10 rows above it
 
 
 @dataclass
@@ -794,8 +798,16 @@ def ask_side(server: Server, dev: DevSet, records: Path, workers: int) -> SideRe
         if missed:
             wide = ask(client(), server, q, DIAGNOSE_LIMIT)
             for level in missed:
-                found[level].rank50, found[level].kind50 = first_hit(wide, maps, q.evidence[level])
-                found[level].cause = cause_of(q, level, found[level], home_of, left)
+                f = found[level]
+                f.rank50, f.kind50 = first_hit(wide, maps, q.evidence[level])
+                f.cause = cause_of(q, level, f, home_of, left)
+                if f.rank50 is not None and len(wide) >= 10:
+                    hit, top = wide[f.rank50 - 1][1], [r for _, r in wide[:10]]
+                    f.closer = float(hit.get("semantic", 0.0)) > min(
+                        float(r.get("semantic", 0.0)) for r in top
+                    )
+                    f.score_gap = float(top[-1].get("score", 0.0)) - float(hit.get("score", 0.0))
+                    f.above = ["transcript" if r.get("source_type") == "transcript" else "fact" for r in top]
         return found, ["transcript" if r.get("source_type") == "transcript" else "fact" for _, r in rows]
 
     try:
@@ -1002,6 +1014,70 @@ def hit_kinds(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[
     ]
     legend = "; ".join(f"{c}: {CAUSES[c]}" for c in causes)
     return table(rows, header) + f"\n\nmisses: {legend}", out
+
+
+def against(dev: DevSet, res: dict[str, SideResult], level: str) -> tuple[str, dict[str, Any]]:
+    """Now against each anchor, question by question: hit by both, now only, the anchor only,
+    neither; the questions the anchor hits and now misses, by now's cause; and now's misses ranked
+    11-50: how often the evidence row is more similar to the question than a row of the top 10
+    (the ranking's other terms put it below), the score it lacks, and what fills the top 10."""
+    now = res["now"]
+    rows, out = [], {}
+    for anchor in ("cosine", "cosine-all", "before"):
+        if anchor not in res:
+            continue
+        a = res[anchor]
+        split: Counter[str] = Counter()
+        lost: Counter[str] = Counter()
+        for q in dev.questions:
+            n_hit = now.found[q.qid][level].rank is not None
+            a_hit = a.found[q.qid][level].rank is not None
+            split[
+                {(True, True): "both", (True, False): "now only", (False, True): "anchor only"}.get(
+                    (n_hit, a_hit), "neither"
+                )
+            ] += 1
+            if a_hit and not n_hit:
+                lost[str(now.found[q.qid][level].cause)] += 1
+        out[anchor] = {"split": dict(split), "anchor_only_by_now_cause": dict(lost)}
+        rows.append(
+            [
+                anchor,
+                split["both"],
+                split["now only"],
+                split["anchor only"],
+                split["neither"],
+                ", ".join(f"{c} {n}" for c, n in lost.most_common()) or "-",
+            ]
+        )
+    text = table(
+        rows,
+        ["anchor", "both hit", "now only", "anchor only", "neither", "anchor only: now's miss, by cause"],
+    )
+    ranked = [
+        f for q in dev.questions if (f := now.found[q.qid][level]).rank is None and f.score_gap is not None
+    ]
+    if ranked:
+        gaps = sorted(f.score_gap for f in ranked if f.score_gap is not None)
+        above: Counter[str] = Counter(k for f in ranked for k in f.above)
+        closer = sum(1 for f in ranked if f.closer)
+        by_kind = Counter(f.kind50 for f in ranked)
+        out["ranked_11_50"] = {
+            "misses": len(ranked),
+            "by_kind": dict(by_kind),
+            "closer_than_a_top10_row": closer,
+            "score_gap_p50": percentile(gaps, 50),
+            "top10_rows_above": dict(above),
+        }
+        text += (
+            f"\n\nnow's {len(ranked)} misses ranked 11-50 ({', '.join(f'{k} row {n}' for k, n in by_kind.items())}): "
+            f"in {closer} the evidence row is more similar to the question than a row of the top 10; "
+            f"the score it lacks to the 10th row, p50 {percentile(gaps, 50):.3f}; the top 10 above it: "
+            + ", ".join(
+                f"{k} {100.0 * n / max(sum(above.values()), 1):.0f} %" for k, n in above.most_common()
+            )
+        )
+    return text, out
 
 
 def coverage(dev: DevSet, res: SideResult) -> dict[str, Any]:
@@ -1283,6 +1359,11 @@ def report(
             if rows_json:
                 print(f"\n### {title}, {level} level: the row that hit, and why the misses missed (@10)\n")
                 print(rows_table)
+            if "now" in res and ("cosine" in res or "before" in res):
+                table_text, versus = against(dev, res, level)
+                print(f"\n### {title}, {level} level: now against the anchors, question by question (@10)\n")
+                print(table_text)
+                out.setdefault("versus", {})[level] = versus
             out["levels"][level] = {
                 side: {
                     "all": {f"@{k}": rate(dev, r, level, k) for k in KS},
