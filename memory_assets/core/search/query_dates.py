@@ -444,8 +444,13 @@ def query_windows(query: str, today: date) -> list[DateWindow]:
     return _windows(query, today, nearest=False, relative=True)
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def content_windows(content: str, fact_date: date) -> list[DateWindow]:
     """The explicit dates a fact states (no relative phrases), year-less ones nearest its date."""
+    if not _DIGIT.search(content.lower()):  # every pattern of ``_ABSOLUTE`` needs a digit
+        return []
     return _windows(content, fact_date, nearest=True, relative=False)
 
 

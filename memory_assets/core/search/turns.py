@@ -20,52 +20,58 @@ What a search does with them:
 Reads only.
 """
 
+import json
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memory_assets.core.capture.daily_log import block_chat
 from memory_assets.core.index.store import quote
-from memory_assets.core.knowledge.claims import said_overlap
+from memory_assets.core.knowledge.claims import content_words
 from memory_assets.core.search.ranking import Scored, sort_key
 from memory_assets.core.sources import ARCHIVE, TRANSCRIPT
 from memory_assets.core.text import json_object
 
 Marks = tuple[str, str, str]  # (day, HH:MM, the chat as a block header carries it)
 SAID_COLUMNS = ["id", "content", "source_file", "source_date", "metadata"]
+_block_chat = lru_cache(maxsize=4096)(block_chat)  # one chat id's header form, computed once
 
 
-def fact_marks(row: dict[str, Any]) -> Marks | None:
-    """The marks of a daily-log fact row (None for any other row, or one without a block)."""
+def fact_marks(row: dict[str, Any], meta: dict[str, Any] | None = None) -> Marks | None:
+    """The marks of a daily-log fact row (None for any other row, or one without a block).
+    ``meta``: the row's metadata, when the caller has parsed it already."""
     if row.get("source_type") != ARCHIVE:
         return None
-    meta = json_object(row.get("metadata"))
+    meta = json_object(row.get("metadata")) if meta is None else meta
     day, time, chat = row.get("source_date"), meta.get("time"), meta.get("chat")
     if not (isinstance(day, str) and isinstance(time, str) and isinstance(chat, str)):
         return None
     return day, time, chat
 
 
-def turn_marks(row: dict[str, Any]) -> Marks | None:
+def turn_marks(row: dict[str, Any], meta: dict[str, Any] | None = None) -> Marks | None:
     """The marks of a transcript row, as its facts' block header carries them."""
     if row.get("source_type") != TRANSCRIPT:
         return None
-    meta = json_object(row.get("metadata"))
+    meta = json_object(row.get("metadata")) if meta is None else meta
     day, time, chat = row.get("source_date"), meta.get("time"), meta.get("chat")
     if not (isinstance(day, str) and isinstance(time, str) and isinstance(chat, str)):
         return None
-    return day, time, block_chat(chat)
+    return day, time, _block_chat(chat)
 
 
-def turn_identity(row: dict[str, Any]) -> tuple[str, object]:
+def turn_identity(row: dict[str, Any], meta: dict[str, Any] | None = None) -> tuple[str, object]:
     """One turn's identity (its transcript and line): the chunks of a long message share it."""
-    return (str(row.get("source_file")), json_object(row.get("metadata")).get("line", row.get("id")))
+    meta = json_object(row.get("metadata")) if meta is None else meta
+    return (str(row.get("source_file")), meta.get("line", row.get("id")))
 
 
-def said(row: dict[str, Any]) -> dict[str, Any]:
+def said(row: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """A turn row as a fact's ``said`` provenance: what was said, in which chat, when."""
-    meta = json_object(row.get("metadata"))
+    meta = json_object(row.get("metadata")) if meta is None else meta
     return {
         "id": row.get("id"),
         "content": row.get("content"),
@@ -76,49 +82,68 @@ def said(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _best_turn(fact: dict[str, Any], turns: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The turn (of the fact's marks) the fact shares most content words with; None when it
-    shares none with any (``said_overlap``)."""
-    best = max(turns, key=lambda t: (said_overlap(fact["content"], t["content"]), str(t.get("id"))))
-    return best if said_overlap(fact["content"], best["content"]) else None
+# Content words of a text, cached as the lexical score caches its tokens (``lexical.tokens``): a
+# process searching one table meets the same facts and turns again and again.
+_content_words = lru_cache(maxsize=16384)(content_words)
+
+
+def _overlap(fact: str, turn: str) -> int:
+    """``claims.said_overlap``, each text's content words computed once."""
+    return len(_content_words(fact) & _content_words(turn))
+
+
+def _best_turn(
+    fact: dict[str, Any], turns: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The turn (of the fact's marks; each with its parsed metadata) the fact shares most content
+    words with; None when it shares none with any (``said_overlap``)."""
+    best = max(turns, key=lambda t: (_overlap(fact["content"], t[0]["content"]), str(t[0].get("id"))))
+    return best if _overlap(fact["content"], best[0]["content"]) else None
 
 
 def merge(scored: Sequence[Scored]) -> list[Scored]:
     """The candidates (best first) with each turn that a candidate fact came from folded into that
-    fact, and each long message's chunks folded into its best chunk; best first again."""
-    facts: dict[Marks, list[Scored]] = {}
+    fact, and each long message's chunks folded into its best chunk; best first again.
+
+    Each row's metadata is parsed once, a fact's only when a turn candidate is of its day."""
+    identity: dict[int, tuple[str, object]] = {}  # a turn candidate's identity, by id(Scored)
+    turns_at: dict[Marks, list[tuple[Scored, dict[str, Any]]]] = {}  # every turn candidate by marks
     for s in scored:
-        marks = fact_marks(s.row)
-        if marks is not None:
-            facts.setdefault(marks, []).append(s)
-    turns: dict[Marks, list[Scored]] = {}
+        if s.row.get("source_type") == TRANSCRIPT:
+            meta = json_object(s.row.get("metadata"))
+            identity[id(s)] = turn_identity(s.row, meta)
+            marks = turn_marks(s.row, meta)
+            if marks is not None:
+                turns_at.setdefault(marks, []).append((s, meta))
+    days = {marks[0] for marks in turns_at}
+    facts: dict[Marks, list[Scored]] = {}  # the facts of a turn candidate's marks
     for s in scored:
-        marks = turn_marks(s.row)
-        if marks is not None and marks in facts:
-            turns.setdefault(marks, []).append(s)
+        if s.row.get("source_type") == ARCHIVE and s.row.get("source_date") in days:
+            marks = fact_marks(s.row)
+            if marks is not None and marks in turns_at:
+                facts.setdefault(marks, []).append(s)
     absorbed: set[tuple[str, object]] = set()  # the turns some candidate fact came from
-    for marks, said_here in turns.items():
-        for fact in facts[marks]:
-            turn = max(
-                said_here, key=lambda t: (said_overlap(fact.row["content"], t.row["content"]), -t.score)
-            )
-            if not said_overlap(fact.row["content"], turn.row["content"]):
+    for marks, said_here in turns_at.items():  # in the order of each marks' first turn candidate
+        for fact in facts.get(marks, ()):
+            content = fact.row["content"]
+            turn, meta = max(said_here, key=lambda t: (_overlap(content, t[0].row["content"]), -t[0].score))
+            if not _overlap(content, turn.row["content"]):
                 continue  # no word in common: not written from a turn of this minute
-            identity = turn_identity(turn.row)
-            fact.said = said(turn.row)
+            its = identity[id(turn)]
+            fact.said = said(turn.row, meta)
             # a turn's chunks are one turn: the fact takes the best score any of them has
-            best = max(t.score for t in said_here if turn_identity(t.row) == identity)
+            best = max(t.score for t, _ in said_here if identity[id(t)] == its)
             if best > fact.score:
                 fact.score = best
-            absorbed.add(identity)
+            absorbed.add(its)
     out: list[Scored] = []
     seen_turns: set[tuple[str, object]] = set()
     for s in sorted(scored, key=sort_key):
-        if s.row.get("source_type") == TRANSCRIPT:
-            identity = turn_identity(s.row)
-            if identity in absorbed or identity in seen_turns:
+        its = identity.get(id(s))
+        if its is not None:
+            if its in absorbed or its in seen_turns:
                 continue
-            seen_turns.add(identity)
+            seen_turns.add(its)
         out.append(s)
     return out
 
@@ -132,16 +157,29 @@ def said_clause(facts: Iterable[Scored]) -> str | None:
 
 
 def attach_said(facts: Iterable[Scored], data: pa.Table) -> None:
-    """Give each fact lacking ``said`` its turn from ``data`` (rows of ``said_clause``'s query)."""
-    by_marks: dict[Marks, list[dict[str, Any]]] = {}
+    """Give each fact lacking ``said`` its turn from ``data`` (rows of ``said_clause``'s query).
+
+    Only the rows whose metadata holds one of those facts' times as a JSON string (``"HH:MM"``, as
+    the metadata of every turn of that minute holds it) are read into Python: the query returns
+    every turn of the facts' days."""
+    wanting = [(s, marks) for s in facts if s.said is None and (marks := fact_marks(s.row)) is not None]
+    if not wanting or data.num_rows == 0:
+        return
+    metadata = data.column("metadata")
+    holds = None
+    for time in sorted({marks[1] for _, marks in wanting}):  # as plan_transcript writes it
+        found = pc.match_substring(metadata, json.dumps(time, ensure_ascii=False))
+        holds = found if holds is None else pc.or_(holds, found)
+    data = data.filter(pc.fill_null(holds, False))
+    by_marks: dict[Marks, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for row in data.to_pylist():
         row.setdefault("source_type", TRANSCRIPT)
-        marks = turn_marks(row)
+        meta = json_object(row.get("metadata"))
+        marks = turn_marks(row, meta)
         if marks is not None:
-            by_marks.setdefault(marks, []).append(row)
-    for s in facts:
-        marks = fact_marks(s.row)
-        if s.said is None and marks is not None and marks in by_marks:
-            turn = _best_turn(s.row, by_marks[marks])
-            if turn is not None:
-                s.said = said(turn)
+            by_marks.setdefault(marks, []).append((row, meta))
+    for s, marks in wanting:
+        if marks in by_marks:
+            found = _best_turn(s.row, by_marks[marks])
+            if found is not None:
+                s.said = said(*found)

@@ -55,6 +55,50 @@ def _row_vector(store: MemoryStore, content: str) -> np.ndarray:
     return np.asarray(data.column("vector").to_pylist()[0], dtype=np.float32)
 
 
+def _collapse_one_at_a_time(
+    ids: list[str], vectors: dict[str, np.ndarray], limit: int
+) -> list[tuple[str, int]]:
+    """The collapse's rule stated plainly, one row at a time (the arithmetic of the collapse before
+    it counted the remaining rows at once): each row, best first, is counted on the most similar
+    kept row when that is at least 0.95 similar, else kept while there is room."""
+    matrix = np.stack([vectors[i] for i in ids])
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix = matrix / np.where(norms > 0, norms, 1.0)
+    kept: list[int] = []
+    counts: list[int] = []
+    for i in range(len(ids)):
+        if kept:
+            similar = matrix[kept] @ matrix[i]
+            j = int(np.argmax(similar))
+            if similar[j] >= 0.95:
+                counts[j] += 1
+                continue
+        if len(kept) < limit:
+            kept.append(i)
+            counts.append(0)
+    return [(ids[k], n) for k, n in zip(kept, counts, strict=True)]
+
+
+def test_the_collapse_counts_as_one_row_at_a_time_would(embedder: Embedder) -> None:
+    """Once its places are taken the collapse counts the remaining rows all at once; near the 0.95
+    threshold (rows planted at cosines around it) it must still decide as one row at a time."""
+    from memory_assets.core.search.ranking import Scored, collapse
+
+    rng = np.random.default_rng(7)
+    base = embedder.embed([f"Fact number {k} about the garden, the bikes and the kitchen" for k in range(12)])
+    for trial in range(200):
+        vectors: dict[str, np.ndarray] = {}
+        for n in range(int(rng.integers(5, 120))):
+            b = base[rng.integers(len(base))]
+            spread = rng.choice([0.0, 0.005, 0.015, 0.016, 0.017, 0.05])  # 0.016: cosine about 0.95
+            vectors[f"r{n}"] = (b + rng.normal(0.0, spread, b.shape)).astype(np.float32)
+        ids = list(vectors)
+        scored = [Scored({"id": i}, 0.0, 0.0, 0.5, 0.0, False, 0.0) for i in ids]
+        limit = int(rng.integers(1, 12))
+        got = [(s.id, n) for s, n in collapse(scored, vectors, limit)]
+        assert got == _collapse_one_at_a_time(ids, vectors, limit), trial
+
+
 def test_a_fact_found_only_by_full_text_still_has_its_semantic_score(
     settings: Settings, indexer: Indexer
 ) -> None:
