@@ -522,11 +522,13 @@ def index_size(settings: Any) -> dict[str, float]:
     }
 
 
-def bench_ack(tmp: Path, n: int, rev: str, source: str) -> list[list[object]]:
+def bench_ack(tmp: Path, n: int, rev: str, source: str, pace: float) -> list[list[object]]:
     """The same turns posted, one at a time, to a server of the code at ``rev`` and to one of the
     current code, interleaved turn by turn (the order alternating), each on a fresh home of its
     own: the acknowledgement's latency (the POST's round trip) side by side; then each home's
-    index size per 1,000 turns."""
+    index size per 1,000 turns. A turn is posted to both at most every ``pace`` seconds (an
+    assistant posts a turn after each reply, so one user's turns come seconds apart; 0: back to
+    back, each server's next turn right after the other's answer)."""
     turns = longmemeval_turns(n) if source == "longmemeval" else corpus_turns(n)
     warm = corpus_turns(5)
     for side in ("before", "after"):
@@ -563,7 +565,9 @@ def bench_ack(tmp: Path, n: int, rev: str, source: str) -> list[list[object]]:
                 for client in clients.values():
                     client.post("/v1/users/ack/turns", json=t.body()).raise_for_status()
             log(f"(d) posting {len(turns)} turns ({source}) to both servers, interleaved")
+            began = time.perf_counter()
             for i, t in enumerate(turns):
+                time.sleep(max(0.0, began + i * pace - time.perf_counter()))
                 order = ["before", "after"] if i % 2 == 0 else ["after", "before"]
                 for side in order:
                     start = time.perf_counter()
@@ -594,7 +598,9 @@ def bench_ack(tmp: Path, n: int, rev: str, source: str) -> list[list[object]]:
             f"(d) acknowledgement, before ({rev}): p50 / p95 ms",
             f"{b50:.1f} / {b95:.1f}",
             "",
-            f"{len(turns)} turns ({source}), {facts['before']} facts written",
+            f"{len(turns)} turns ({source}), "
+            + (f"one every {pace:g} s" if pace > 0 else "back to back")
+            + f"; {facts['before']} facts written",
         ],
         [
             "(d) acknowledgement, after (now): p50 / p95 ms",
@@ -656,6 +662,14 @@ def main() -> int:
         "extraction corpus's messages",
     )
     parser.add_argument(
+        "--ack-pace",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="(d) posts a turn (to both servers) at most every SECONDS (default 1: one user's turns come "
+        "seconds apart, after each reply); 0: back to back",
+    )
+    parser.add_argument(
         "--ack-baseline", default=BASELINE_REV, help=f"(d)'s code before (a commit; default {BASELINE_REV})"
     )
     args = parser.parse_args()
@@ -670,7 +684,9 @@ def main() -> int:
         if args.only in (None, "writes"):
             rows += bench_writes_and_memory(tmp / "writes" / "root", args.clients, args.seconds, args.homes)
         if args.only in (None, "ack"):
-            rows += bench_ack(tmp / "ack", args.ack_turns, args.ack_baseline, args.ack_turns_from)
+            rows += bench_ack(
+                tmp / "ack", args.ack_turns, args.ack_baseline, args.ack_turns_from, args.ack_pace
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(
