@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_retrieval.py            # full run: recall, 100k-row latency
     .venv/bin/python benchmarks/bench_retrieval.py --quick    # 20k padding rows, fewer timing rounds
+    .venv/bin/python benchmarks/bench_retrieval.py --turn-rows 300000   # then again with 300k turn rows
 
 A generator writes a synthetic multi-person history as real daily logs (``append_facts``, the
 write path's own appender): sessions over nine months about a dozen people (where they live,
@@ -29,6 +30,24 @@ timed interleaved, query embedding excluded, and set against the LanceDB queries
 awaits, replayed alone (target: at most 1.3x). The weights were tuned on this generator's seed 1
 together with LoCoMo's dev split (``bench_locomo.py --tune``); the figures are reported on seed 2,
 a history the tuning never saw.
+
+``--turn-rows N`` (the recall tier, issue 25): after those figures, the same table also gets about N
+transcript rows (``source_type`` ``transcript``), and recall, latency and the ratio to the queries
+search() awaits are measured again; with turns in the table a search runs its turn legs beside the
+claim legs and a said query for the final facts' turns, and both are among the recorded and
+replayed queries. The turns are built as the write path and the indexer build them: each chat's
+turns written to ``transcripts/captured/<chat>.jsonl`` in ``keep_turn``'s lines (``turn_lines``),
+and the rows planned from those files by ``plan_transcript`` (one row a user message, a long one cut
+into overlapping windows, with the day, minute and chat that link a fact to its turn). Every
+history line and every padding fact is said in a turn of its block's chat and minute (the padding
+facts carry block marks for it), so a search folds a fact and its turn into one hit as it would on
+a real home; the other turns state no fact (questions and requests over the generator's
+vocabulary, short replies, and 5 % long messages of 8-16 sentences). Vectors: the history's turns
+(about 1,200) and 2,000 distinct chat texts are embedded by the real model; every other row reuses
+a real vector perturbed (its padding fact's with N(0, 0.05^2) per dimension, a chat text's with
+N(0, 0.03^2), as the padding's own rows are made), because embedding 300,000 texts at about 290 a
+second on these 2 cores would take 17 minutes or more of a shared machine, and in the timing the
+vectors only serve the vector legs' search, which perturbed real vectors exercise the same way.
 
 Figures go to stdout, progress to stderr.
 """
