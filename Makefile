@@ -79,6 +79,10 @@ lint: setup
 ui: setup
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
 
+# bench_e2e.py reads LoCoMo's locomo10.json, which you download (CC BY-NC 4.0, never committed):
+# `make bench LOCOMO=PATH/locomo10.json`; without it (or without the LongMemEval sample) it is skipped.
+LOCOMO ?=
+LONGMEMEVAL ?= ../shared/data/longmemeval-dev
 bench: setup
 	$(BIN)/python benchmarks/bench_index.py
 	$(BIN)/python benchmarks/bench_dedup.py
@@ -93,6 +97,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_sparse_days.py
 	$(BIN)/python benchmarks/bench_table_damage.py
 	$(BIN)/python benchmarks/bench_homes.py
+	@if [ -f "$(LOCOMO)" ] && [ -d "$(LONGMEMEVAL)" ]; then $(BIN)/python benchmarks/bench_e2e.py --locomo "$(LOCOMO)" --longmemeval "$(LONGMEMEVAL)"; else echo "bench_e2e.py skipped: it needs LoCoMo's locomo10.json (make bench LOCOMO=PATH; you download it) and the LongMemEval-S dev sample (LONGMEMEVAL=$(LONGMEMEVAL))"; fi
 
 clean:
 	rm -rf $(VENV) .memory_home .dagster_home ui-screenshots
