@@ -522,22 +522,27 @@ def index_size(settings: Any) -> dict[str, float]:
     }
 
 
-def bench_ack(tmp: Path, n: int, rev: str, source: str, pace: float) -> list[list[object]]:
+def bench_ack(
+    tmp: Path, n: int, rev: str, source: str, pace: float, after_rev: str | None = None
+) -> list[list[object]]:
     """The same turns posted, one at a time, to a server of the code at ``rev`` and to one of the
     current code, interleaved turn by turn (the order alternating), each on a fresh home of its
     own: the acknowledgement's latency (the POST's round trip) side by side; then each home's
     index size per 1,000 turns. A turn is posted to both at most every ``pace`` seconds (an
     assistant posts a turn after each reply, so one user's turns come seconds apart; 0: back to
-    back, each server's next turn right after the other's answer)."""
+    back, each server's next turn right after the other's answer). ``after_rev``: a commit for the
+    "after" side too (another worktree), instead of the working tree."""
     turns = longmemeval_turns(n) if source == "longmemeval" else corpus_turns(n)
     warm = corpus_turns(5)
     for side in ("before", "after"):
         (tmp / side).mkdir(parents=True, exist_ok=True)
     tree = baseline_worktree(rev, tmp)
-    described = {"before": describe_code(tree), "after": describe_code(REPO)}
+    after_tree = baseline_worktree(after_rev, tmp) if after_rev else None
+    after_code = after_tree or REPO
+    described = {"before": describe_code(tree), "after": describe_code(after_code)}
     servers: dict[str, Server] = {}
     try:
-        code = {"before": tree, "after": REPO}
+        code = {"before": tree, "after": after_code}
         for side, path in code.items():
             # Verify the import first: PYTHONPATH must win over the editable install.
             probe = subprocess.run(
@@ -579,6 +584,9 @@ def bench_ack(tmp: Path, n: int, rev: str, source: str, pace: float) -> list[lis
                     facts[side] += sum(f["outcome"] != "confirmation" for f in body["facts"])
                     for step, seconds in body.get("timings", {}).items():
                         steps[side].setdefault(step, []).append(seconds * 1000)
+                    # the rest of the round trip: HTTP, the lane (a write or an optimize before it)
+                    outside = took - body.get("timings", {}).get("total", 0.0) * 1000
+                    steps[side].setdefault("(outside process_turns)", []).append(outside)
         finally:
             for client in clients.values():
                 client.close()
@@ -586,6 +594,8 @@ def bench_ack(tmp: Path, n: int, rev: str, source: str, pace: float) -> list[lis
         for srv in servers.values():
             srv.stop()
         remove_worktree(tree)
+        if after_tree is not None:
+            remove_worktree(after_tree)
     sizes = {side: index_size(user_settings(tmp / side / "root", "ack")) for side in servers}
     posted = len(turns) + len(warm)
     per_k = 1000 / posted
@@ -603,7 +613,7 @@ def bench_ack(tmp: Path, n: int, rev: str, source: str, pace: float) -> list[lis
             + f"; {facts['before']} facts written",
         ],
         [
-            "(d) acknowledgement, after (now): p50 / p95 ms",
+            f"(d) acknowledgement, after ({after_rev or 'now'}): p50 / p95 ms",
             f"{a50:.1f} / {a95:.1f}",
             "",
             f"{facts['after']} facts written",
@@ -670,6 +680,9 @@ def main() -> int:
         "seconds apart, after each reply); 0: back to back",
     )
     parser.add_argument(
+        "--ack-after", metavar="REV", help="(d)'s code after: a commit (default: the working tree)"
+    )
+    parser.add_argument(
         "--ack-baseline", default=BASELINE_REV, help=f"(d)'s code before (a commit; default {BASELINE_REV})"
     )
     args = parser.parse_args()
@@ -685,7 +698,12 @@ def main() -> int:
             rows += bench_writes_and_memory(tmp / "writes" / "root", args.clients, args.seconds, args.homes)
         if args.only in (None, "ack"):
             rows += bench_ack(
-                tmp / "ack", args.ack_turns, args.ack_baseline, args.ack_turns_from, args.ack_pace
+                tmp / "ack",
+                args.ack_turns,
+                args.ack_baseline,
+                args.ack_turns_from,
+                args.ack_pace,
+                args.ack_after,
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -20,7 +20,10 @@ parallel. A caller that goes away does not stop its write: a write that started 
 
 The lane also keeps its home's table within bounds, as the Dagster optimize sensor would: after a
 group, when ``optimize_reasons`` (``core/index/freshness.py``: too many fragments or versions, or a
-day since the last optimize with changes) says so, an optimize runs as the lane's next job.
+day since the last optimize with changes) says so, an optimize runs as the lane's next job. After a
+group of turns that question is asked by the job that writes their transcripts' rows, after the
+answers: it lists the table's versions, which costs more as they pile up within the day's
+retention (about 30 ms at 500 versions), and is no part of acknowledging a turn.
 
 A turn's transcript rows are written right after its acknowledgement, not before it: the turn is
 kept (fsync'd) and its facts appended and indexed before the answer, as ever, and then the lane's
@@ -96,6 +99,7 @@ class WriteLane:
         self._unindexed: set[str] = set()
         self._indexing_queued = False
         self._failed_turn_keys: list[str] = []
+        self._due_after_index = False  # the table is due an optimize, as the job writing them found
         self._turns_indexed = asyncio.Event()
         self._turns_indexed.set()
 
@@ -196,14 +200,20 @@ class WriteLane:
             log.warning(
                 f"{home.settings.home.name}: indexing the turns' transcripts failed ({type(exc).__name__})"
             )
+        self._due_after_index = self._due()
 
     def _after_job(self) -> None:
-        """After any job: retry the transcripts whose indexing failed; tell the waiting reads."""
+        """After any job: retry the transcripts whose indexing failed; queue the optimize the table
+        is due; tell the waiting reads."""
         for key in self._failed_turn_keys:
             task = asyncio.get_running_loop().create_task(self._reindex_later(key))
             self._retries.add(task)
             task.add_done_callback(self._retries.discard)
         self._failed_turn_keys = []
+        if self._due_after_index and not self._optimizing:  # after the writes already queued
+            self._optimizing = True
+            self._queue.append(_Write(self._future(), job=self._optimize))
+        self._due_after_index = False
         if not self._unindexed and not self._indexing_queued:
             self._turns_indexed.set()
 
@@ -246,7 +256,9 @@ class WriteLane:
                     log.warning(f"{self.home.settings.home.name}: the change feed was not written ({exc})")
 
     def _write(self, turns: list[tuple[Turn, Extractor]]) -> tuple[list[TurnResult | Exception], bool]:
-        """The group's results, and whether the table is due an optimize now."""
+        """The group's results, and whether the table is due an optimize now. When its turns were
+        kept in transcripts, the lane's next job writes their rows and then looks at the table
+        (``_index_turns``): the look lists the table's versions, which is not the answer's work."""
         home = self.home
         results = process_turns(
             turns,
@@ -255,14 +267,19 @@ class WriteLane:
             embedder=home.write_path_embedder(),
             index_transcripts=False,
         )
+        if any(isinstance(r, TurnResult) and r.transcript for r in results):
+            return results, False
+        return results, self._due()
+
+    def _due(self) -> bool:
+        """Whether the table is due an optimize (``optimize_reasons``, the optimize sensor's rule)."""
         try:
-            stats = home.store.stats()
-            due = not stats.legacy and bool(
+            stats = self.home.store.stats()
+            return not stats.legacy and bool(
                 optimize_reasons(stats, self._optimized_at, self._optimized_version)
             )
         except Exception:  # the writes stand; maintenance waits for the next group
-            due = False
-        return results, due
+            return False
 
     def _optimize(self) -> None:
         """Compact the table, fold new rows into its indexes, prune old versions (the core's
