@@ -3,6 +3,7 @@ turns that queue meanwhile are written as one group, in order; a job runs alone;
 goes away does not stop its write; the cache keeps its bound and never closes a home in use."""
 
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -76,9 +77,17 @@ def test_a_caller_that_goes_away_does_not_stop_its_write(tmp_path: Path, embedde
 
     async def scenario() -> None:
         async with homes.use("cid", create=True) as home:
+            # The lane is held by a job until the caller has gone, so the turn is surely still
+            # unwritten when it is cancelled (a bare sleep raced a turn written in under 50 ms).
+            release = threading.Event()
+            holding = asyncio.ensure_future(home.lane.job(lambda: release.wait(30)))
             task = asyncio.ensure_future(home.lane.turn(*said("Keeps a logbook of every hike")))
             await asyncio.sleep(0.05)
+            assert facts(tmp_path, "cid") == []
             task.cancel()
+            await asyncio.sleep(0)
+            release.set()
+            assert await holding is True
             with pytest.raises(asyncio.CancelledError):
                 await task
             while home.lane.busy:
