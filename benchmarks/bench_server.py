@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_server.py                 # 100k rows, 60 s per load phase, 100 homes
     .venv/bin/python benchmarks/bench_server.py --quick         # 10k rows, 10 s phases, 20 homes
     .venv/bin/python benchmarks/bench_server.py --cache DIR     # build the 100k-row home once, reuse it
+    .venv/bin/python benchmarks/bench_server.py --only ack      # (d) alone: the acknowledgement, before/after
 
 Every figure comes from a real ``memory-assets serve`` subprocess (uvicorn, its own model) on a
 free loopback port, called over real HTTP (httpx, one keep-alive connection per client thread).
@@ -24,6 +25,19 @@ free loopback port, called over real HTTP (httpx, one keep-alive connection per 
 (c) **Memory.** The server's resident set (VmRSS) once the model is loaded, after (b), and after
     100 more users' homes are opened (one memory written and one search made for each, so both
     the writer's and the reader's LanceDB handles are open).
+(d) **A turn's acknowledgement, before and after the recall tier** (issue 25: at most 1.2x). A
+    temporary ``git worktree add --detach`` of 151b190 (``--ack-baseline``; the code before the
+    recall tier) and the working tree (or ``--ack-after REV``) each serve a fresh home, started
+    from a neutral directory with its code first on PYTHONPATH and this venv's python; each
+    server's first log line names the ``memory_assets`` it imported, and the script stops unless
+    it is that checkout's. The same turns (LongMemEval-S dev sample: each user message with the
+    assistant's reply, its session as the chat, its date; ``--ack-turns-from corpus`` for the
+    extraction corpus's messages) are posted one at a time to one server then the other, the
+    order alternating, at most one every ``--ack-pace`` seconds (default 1: one user's turns come
+    seconds apart; 0: back to back). p50 and p95 of the round trip and their ratio, each step's
+    time as the server reports it (``timings``), the time outside ``process_turns``; then each
+    home's index per 1,000 turns: rows (transcript rows among them), bytes as the server left it
+    and after an optimize keeping only the latest version, and ``transcripts/``'s bytes.
 
 Figures go to stdout, progress to stderr.
 """
@@ -42,6 +56,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -512,7 +527,9 @@ def index_size(settings: Any) -> dict[str, float]:
     table = lancedb.connect(str(index_dir)).open_table(settings.table_name)
     rows = table.count_rows()
     turns = table.count_rows("source_type = 'transcript'") if "source_type" in table.schema.names else 0
-    table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    with warnings.catch_warnings():  # "removes every version except the latest": what is wanted here
+        warnings.simplefilter("ignore", UserWarning)
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
     return {
         "rows": rows,
         "turn_rows": turns,
@@ -707,9 +724,14 @@ def main() -> int:
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(
-        f"bench_server.py: {args.rows:,} rows, {args.queries} queries, {args.clients} clients, {args.seconds:.0f} s phases, {args.homes} homes"
-    )
+    parts = {
+        "search": f"{args.rows:,} rows, {args.queries} queries",
+        "writes": f"{args.clients} clients, {args.seconds:.0f} s phases, {args.homes} homes",
+        "ack": f"{args.ack_turns} turns ({args.ack_turns_from}) "
+        + (f"one every {args.ack_pace:g} s" if args.ack_pace > 0 else "back to back")
+        + f", {args.ack_baseline} against {args.ack_after or 'the working tree'}",
+    }
+    print("bench_server.py: " + "; ".join(v for k, v in parts.items() if args.only in (None, k)))
     print(table(rows, ["figure", "measured", "target", "note"]))
     return 0
 
