@@ -12,8 +12,9 @@ the one whose content words it shares most, and with none when it shares none
 What a search does with them:
 
 * ``merge``: among the candidates, a turn whose fact is a candidate too is not a hit of its own:
-  the fact takes the better of the two scores and carries the turn as ``said``; the chunks of one
-  long message are one hit (the best chunk), so the top k is never spent twice on one turn;
+  the fact carries the turn as ``said``, and the best of its facts (on their own scores) takes the
+  better of its score and the turn's, the others keeping theirs; the chunks of one long message
+  are one hit (the best chunk), so the top k is never spent twice on one turn;
 * ``said_lookup``: the final facts whose turn was not a candidate get it from one query (the turns
   of their days; ``fact_date`` is indexed), so every fact that came from a kept turn says so.
 
@@ -122,7 +123,9 @@ def merge(scored: Sequence[Scored]) -> list[Scored]:
             marks = fact_marks(s.row)
             if marks is not None and marks in turns_at:
                 facts.setdefault(marks, []).append(s)
-    absorbed: set[tuple[str, object]] = set()  # the turns some candidate fact came from
+    # The turns some candidate fact came from, each with the best score any of its chunks has
+    # and the fact that takes it.
+    absorbed: dict[tuple[str, object], tuple[float, Scored]] = {}
     for marks, said_here in turns_at.items():  # in the order of each marks' first turn candidate
         for fact in facts.get(marks, ()):
             content = fact.row["content"]
@@ -131,11 +134,17 @@ def merge(scored: Sequence[Scored]) -> list[Scored]:
                 continue  # no word in common: not written from a turn of this minute
             its = identity[id(turn)]
             fact.said = said(turn.row, meta)
-            # a turn's chunks are one turn: the fact takes the best score any of them has
-            best = max(t.score for t, _ in said_here if identity[id(t)] == its)
-            if best > fact.score:
-                fact.score = best
-            absorbed.add(its)
+            taker = absorbed.get(its)
+            if taker is None:
+                best = max(t.score for t, _ in said_here if identity[id(t)] == its)
+                absorbed[its] = (best, fact)
+            elif sort_key(fact) < sort_key(taker[1]):
+                absorbed[its] = (taker[0], fact)
+    # A turn's match lifts one of its facts, the best on its own: a turn that gave five facts is
+    # one hit, not five at the turn's score (the others keep their own scores and their ``said``).
+    for best, fact in absorbed.values():
+        if best > fact.score:
+            fact.score = best
     out: list[Scored] = []
     seen_turns: set[tuple[str, object]] = set()
     for s in sorted(scored, key=sort_key):
