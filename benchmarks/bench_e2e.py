@@ -22,7 +22,10 @@ question through ``POST /v1/users/{id}/search``. The sides, on the same question
   the memory (two homes merged by score). The target is measured against it;
 * ``cosine-all`` (LoCoMo only): the same over every turn of the conversation, both speakers'.
   It is far lower than ``cosine``: most questions name a speaker, and the other speaker's turns
-  often address that speaker by name, so they crowd the top.
+  often address that speaker by name, so they crowd the top;
+* ``cosine-pair``: the same as ``cosine`` over each turn as it was posted, the user's message and
+  the assistant's text after it (a vector store of the exchanges). Printed beside the others; the
+  target is measured against ``cosine``, which finds more on both sets.
 
 **LoCoMo, dev split only** (conv-26, conv-30, conv-41 to conv-43; ``--locomo PATH``, the file you
 download: CC BY-NC 4.0, never committed, and nothing of it is printed but aggregates unless you
@@ -103,7 +106,8 @@ from memory_assets_tests.processes import free_port, stop_tree
 
 REPO = Path(__file__).resolve().parents[1]
 BEFORE_COMMIT = "151b190"  # the parent of b6c9f24, the recall tier's first commit
-SIDES = ("now", "before", "cosine", "cosine-all")
+SIDES = ("now", "before", "cosine", "cosine-all", "cosine-pair")
+ANCHORS = ("cosine", "cosine-all", "cosine-pair")
 SERVED = ("now", "before")
 SETS = ("locomo", "longmemeval")
 LONGMEMEVAL_DEFAULT = REPO.parent / "shared" / "data" / "longmemeval-dev"
@@ -877,16 +881,23 @@ def cause_of(
 # ---------------------------------------------------------------------------------------------
 
 
-def cosine_side(dev: DevSet, cache: Path | None, per_home: bool) -> SideResult:
+def cosine_side(dev: DevSet, cache: Path | None, per_home: bool, pair: bool = False) -> SideResult:
     """Plain cosine over the raw turns: the turns posted to the homes a question is asked in
     (``per_home``: a plain vector store of each home's raw user messages, routed as the memory
-    is), or every turn of its conversation (LoCoMo's ``cosine-all``)."""
+    is), or every turn of its conversation (LoCoMo's ``cosine-all``). ``pair``: each turn's text
+    is its user message and the assistant's text after it, as posted (``cosine-pair``)."""
     from memory_assets.core.models.embedder import shared_embedder
 
     emb = shared_embedder()
     start = time.perf_counter()
     keys = [k for g in dev.corpus.values() for k, _ in g]
     texts = [t for g in dev.corpus.values() for _, t in g]
+    if pair:
+        posted = {t.key: t for turns in dev.homes.values() for t in turns}
+        texts = [
+            f"{posted[k].user}\n{posted[k].assistant}" if posted[k].assistant else posted[k].user
+            for k in keys
+        ]
     queries = [q.text for q in dev.questions]
     tag = hashlib.sha256(json.dumps([emb.model_name, keys, texts, queries]).encode()).hexdigest()[:16]
     path = cache / f"cosine-{dev.name}-{tag}.npz" if cache else None
@@ -1023,7 +1034,7 @@ def against(dev: DevSet, res: dict[str, SideResult], level: str) -> tuple[str, d
     (the ranking's other terms put it below), the score it lacks, and what fills the top 10."""
     now = res["now"]
     rows, out = [], {}
-    for anchor in ("cosine", "cosine-all", "before"):
+    for anchor in (*ANCHORS, "before"):
         if anchor not in res:
             continue
         a = res[anchor]
@@ -1280,11 +1291,13 @@ def main() -> int:
     build_wall: dict[str, float] = {}
     try:
         for side in sides:
-            if side in ("cosine", "cosine-all"):
+            if side in ANCHORS:
                 for dev in devs:
                     if side == "cosine-all" and dev.name != "locomo":
                         continue  # one home holds all of a question's turns: the same as cosine
-                    results[dev.name][side] = cosine_side(dev, root / "cosine", per_home=side == "cosine")
+                    results[dev.name][side] = cosine_side(
+                        dev, root / "cosine", per_home=side != "cosine-all", pair=side == "cosine-pair"
+                    )
                 continue
             side_root, records = root / side, root / "records" / side
             place: AbstractContextManager[Path] = (
