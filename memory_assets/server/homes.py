@@ -165,11 +165,16 @@ class WriteLane:
                     _settle(write, result)
                 self._retry_failed_days(results)
                 self._index_turns_next(results)
-                if due and not self._optimizing:  # after the writes already queued
-                    self._optimizing = True
-                    self._queue.append(_Write(self._future(), job=self._optimize))
+                if due:
+                    self._queue_optimize()
         finally:
             self._task = None
+
+    def _queue_optimize(self) -> None:
+        """The optimize as the lane's next job, after the writes already queued (once at a time)."""
+        if not self._optimizing:
+            self._optimizing = True
+            self._queue.append(_Write(self._future(), job=self._optimize))
 
     def _index_turns_next(self, results: list[Any]) -> None:
         """After a group's answers: its turns' transcripts are indexed by the lane's next job."""
@@ -211,9 +216,8 @@ class WriteLane:
             self._retries.add(task)
             task.add_done_callback(self._retries.discard)
         self._failed_turn_keys = []
-        if self._due_after_index and not self._optimizing:  # after the writes already queued
-            self._optimizing = True
-            self._queue.append(_Write(self._future(), job=self._optimize))
+        if self._due_after_index:
+            self._queue_optimize()
         self._due_after_index = False
         if not self._unindexed and not self._indexing_queued:
             self._turns_indexed.set()

@@ -324,8 +324,10 @@ def strip_subject(text: str) -> str:
     return ("their " if m.group("poss") else "") + text[m.end() :].strip()
 
 
+@lru_cache(maxsize=16384)
 def content_words(text: str) -> frozenset[str]:
-    """The stems of a text's words that carry content (no stop words)."""
+    """The stems of a text's words that carry content (no stop words). Cached: a search or a
+    forget meets the same facts and turns again and again."""
     return frozenset(stem(w) for w in fold(text).split() if w not in STOP_WORDS)
 
 

@@ -449,7 +449,7 @@ _DIGIT = re.compile(r"\d")
 
 def content_windows(content: str, fact_date: date) -> list[DateWindow]:
     """The explicit dates a fact states (no relative phrases), year-less ones nearest its date."""
-    if not _DIGIT.search(content.lower()):  # every pattern of ``_ABSOLUTE`` needs a digit
+    if not _DIGIT.search(content):  # every pattern of ``_ABSOLUTE`` needs a digit
         return []
     return _windows(content, fact_date, nearest=True, relative=False)
 

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from memory_assets.core.capture.daily_log import block_chat
 from memory_assets.core.index.store import quote
-from memory_assets.core.knowledge.claims import content_words
+from memory_assets.core.knowledge.claims import said_overlap
 from memory_assets.core.search.ranking import Scored, sort_key
 from memory_assets.core.sources import ARCHIVE, TRANSCRIPT
 from memory_assets.core.text import json_object
@@ -83,23 +83,13 @@ def said(row: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, A
     }
 
 
-# Content words of a text, cached as the lexical score caches its tokens (``lexical.tokens``): a
-# process searching one table meets the same facts and turns again and again.
-_content_words = lru_cache(maxsize=16384)(content_words)
-
-
-def _overlap(fact: str, turn: str) -> int:
-    """``claims.said_overlap``, each text's content words computed once."""
-    return len(_content_words(fact) & _content_words(turn))
-
-
 def _best_turn(
     fact: dict[str, Any], turns: Sequence[tuple[dict[str, Any], dict[str, Any]]]
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The turn (of the fact's marks; each with its parsed metadata) the fact shares most content
     words with; None when it shares none with any (``said_overlap``)."""
-    best = max(turns, key=lambda t: (_overlap(fact["content"], t[0]["content"]), str(t[0].get("id"))))
-    return best if _overlap(fact["content"], best[0]["content"]) else None
+    best = max(turns, key=lambda t: (said_overlap(fact["content"], t[0]["content"]), str(t[0].get("id"))))
+    return best if said_overlap(fact["content"], best[0]["content"]) else None
 
 
 def merge(scored: Sequence[Scored]) -> list[Scored]:
@@ -129,8 +119,10 @@ def merge(scored: Sequence[Scored]) -> list[Scored]:
     for marks, said_here in turns_at.items():  # in the order of each marks' first turn candidate
         for fact in facts.get(marks, ()):
             content = fact.row["content"]
-            turn, meta = max(said_here, key=lambda t: (_overlap(content, t[0].row["content"]), -t[0].score))
-            if not _overlap(content, turn.row["content"]):
+            turn, meta = max(
+                said_here, key=lambda t: (said_overlap(content, t[0].row["content"]), -t[0].score)
+            )
+            if not said_overlap(content, turn.row["content"]):
                 continue  # no word in common: not written from a turn of this minute
             its = identity[id(turn)]
             fact.said = said(turn.row, meta)
