@@ -34,6 +34,52 @@ def wait_for_port(port: int, timeout: float = 60.0, process: subprocess.Popen | 
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
 
 
+def serve_dagster_dev(
+    dagster: Path, args: list[str], env: dict[str, str], log_path: Path, cwd: Path, timeout: float
+) -> tuple[subprocess.Popen, str]:
+    """``dagster dev`` on a free loopback port (``args`` after ``-h 127.0.0.1 -p PORT``), its output
+    to ``log_path``, waited for until ``/server_info`` answers: the process and its URL. The
+    caller stops it with ``stop_tree``; a process that dies or never serves fails with its log."""
+    port = free_port()
+    with log_path.open("wb") as log:  # the child keeps its own handle
+        process = subprocess.Popen(
+            [str(dagster), "dev", "-h", "127.0.0.1", "-p", str(port), *args],
+            cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            assert process.poll() is None, log_path.read_text(errors="replace")[-3000:]
+            try:
+                if requests.get(f"{url}/server_info", timeout=2).ok:
+                    return process, url
+            except requests.ConnectionError:
+                pass
+            assert time.monotonic() < deadline, f"dagster dev did not serve within {timeout:.0f} s"
+            time.sleep(1)
+    except BaseException:
+        stop_tree(process)
+        raise
+
+
+def many_homes_env(
+    root: Path, dagster_home: Path, barrier: Path, drop: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The environment of a many-homes ``dagster dev``: ``MEMORY_ROOT`` and ``DAGSTER_HOME`` set,
+    the dream's gates shut (index runs only), every index write paused until ``barrier`` exists
+    (so runs stay in flight while a test looks), offline model; ``MEMORY_HOME`` and ``drop`` unset."""
+    return {
+        **{k: v for k, v in os.environ.items() if k not in ("MEMORY_HOME", *drop)},
+        "MEMORY_ROOT": str(root),
+        "DAGSTER_HOME": str(dagster_home),
+        "MEMORY_DREAM_MIN_FACTS": "1000000",
+        "MEMORY_FAILPOINTS": f"index.locked=pause:{barrier}",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+
+
 def descendants(pid: int) -> list[int]:
     """``pid`` and every process under it (from /proc), parents first."""
     children: dict[int, list[int]] = {}

@@ -16,7 +16,6 @@ checked: a PNG of the viewport's size, not blank, and different from the step be
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -25,12 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 
 from memory_assets.core.capture.daily_log import LogFact, append_facts
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings
-from memory_assets_tests.processes import free_port, graphql, stop_tree
+from memory_assets_tests.processes import graphql, serve_dagster_dev, stop_tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.ui]
 
@@ -148,34 +146,14 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     os.environ.update({"MEMORY_HOME": str(home), "DAGSTER_HOME": str(dagster_home)})
     try:
         days = prepare_home(home, dagster_home)
-        port = free_port()
         env = {**os.environ, "MEMORY_HOME": str(home), "DAGSTER_HOME": str(dagster_home)}
-        log = (base / "dagster_dev.log").open("wb")
         started = time.time()
-        process = subprocess.Popen(
-            [str(BIN / "dagster"), "dev", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=ROOT,  # pyproject.toml names the code location
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        url = f"http://127.0.0.1:{port}"
+        # No -m: pyproject.toml names the code location.
+        process, url = serve_dagster_dev(BIN / "dagster", [], env, base / "dagster_dev.log", ROOT, 120)
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                assert process.poll() is None, (base / "dagster_dev.log").read_text()[-3000:]
-                try:
-                    if requests.get(f"{url}/server_info", timeout=2).ok:
-                        break
-                except requests.ConnectionError:
-                    pass
-                assert time.monotonic() < deadline, "dagster dev did not serve within 120 s"
-                time.sleep(1)
             yield {"url": url, "days": days, "dagster_home": dagster_home, "started": started}
         finally:
             stop_tree(process)
-            log.close()
     finally:
         for key, value in env_before.items():
             if value is None:

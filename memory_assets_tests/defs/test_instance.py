@@ -227,7 +227,13 @@ def test_two_runs_of_one_user_never_run_at_once_whatever_launched_them(
     from the same backfill. While held, alice has one run in progress and her others wait in the
     queue, while bob's runs beside hers; once released, all succeed, alice's one after another.
     Every run carries ``dagster/partition=<its user>``, the tag the limit keys on."""
-    from memory_assets_tests.processes import LAUNCH_BACKFILL, free_port, graphql, wait_for_port
+    from memory_assets_tests.processes import (
+        LAUNCH_BACKFILL,
+        free_port,
+        graphql,
+        many_homes_env,
+        wait_for_port,
+    )
 
     root, dagster_home, barrier = tmp_path / "root", tmp_path / "dagster_home", tmp_path / "release"
     for user, days in {"alice": [10, 12], "bob": [11]}.items():
@@ -238,15 +244,7 @@ def test_two_runs_of_one_user_never_run_at_once_whatever_launched_them(
     write_facts(open_user_home(root, "alice").settings, date(2026, 11, 13), "Alice moved her hives")
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text(instance_yaml(InstanceConfig(max_concurrent_runs=3)))
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in ("MEMORY_HOME", "MEMORY_PARTITIONS")},
-        "MEMORY_ROOT": str(root),
-        "DAGSTER_HOME": str(dagster_home),
-        "MEMORY_DREAM_MIN_FACTS": "1000000",  # the dream's gates shut: index runs only
-        "MEMORY_FAILPOINTS": f"index.locked=pause:{barrier}",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-    }
+    env = many_homes_env(root, dagster_home, barrier, drop=("MEMORY_PARTITIONS",))
     port = free_port()
     log = (tmp_path / "dagster_dev.log").open("wb")
     url = f"http://127.0.0.1:{port}"

@@ -22,22 +22,18 @@ its gates shut here). Screenshots go to ``ui-screenshots/many-homes/``, checked 
 home's UI test checks its own.
 """
 
-import os
-import subprocess
-import time
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
 import dagster as dg
 import pytest
-import requests
 
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.users import open_user_home
 from memory_assets.defs.instance import InstanceConfig, instance_yaml
 from memory_assets_tests.conftest import write_facts
-from memory_assets_tests.processes import free_port, graphql, stop_tree
+from memory_assets_tests.processes import graphql, many_homes_env, serve_dagster_dev, stop_tree
 from memory_assets_tests.test_definitions_ui import (
     BIN,
     CHROMIUM,
@@ -80,38 +76,19 @@ def ui(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator
             home.ready().indexer.sweep()  # as the memory service leaves a home it wrote to
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text(instance_yaml(InstanceConfig(max_concurrent_runs=2)))
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "MEMORY_HOME"},
-        "MEMORY_ROOT": str(root),
-        "DAGSTER_HOME": str(dagster_home),
-        "MEMORY_DREAM_MIN_FACTS": "1000000",  # the dream's gates shut: index runs only
-        "MEMORY_FAILPOINTS": f"index.locked=pause:{barrier}",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-    }
-    port = free_port()
-    log = (base / "dagster_dev.log").open("wb")
-    process = subprocess.Popen(
-        [str(BIN / "dagster"), "dev", "-h", "127.0.0.1", "-p", str(port), "-m", "memory_assets.definitions"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    env = many_homes_env(root, dagster_home, barrier)
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert process.poll() is None, (base / "dagster_dev.log").read_text()[-3000:]
-            try:
-                if requests.get(f"{url}/server_info", timeout=2).ok:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert time.monotonic() < deadline, "dagster dev did not serve within 180 s"
-            time.sleep(1)
+        process, url = serve_dagster_dev(
+            BIN / "dagster", ["-m", "memory_assets.definitions"], env, base / "dagster_dev.log", ROOT, 180
+        )
+    except BaseException:
+        barrier.touch()
+        raise
+    try:
         yield {"url": url, "root": root, "barrier": barrier, "dagster_home": dagster_home}
     finally:
         barrier.touch()  # never leave a run waiting for a release that will not come
         stop_tree(process)
-        log.close()
 
 
 def runs_of(url: str, user: str) -> list[dict[str, Any]]:
