@@ -10,7 +10,8 @@ a 403.
 
 The lifespan starts the SDK's session manager, then loads the model in the background and
 catches the homes up (``MemoryService.start``); on SIGTERM uvicorn stops accepting, finishes the
-requests in flight (their writes included), then the lifespan ends.
+requests in flight (their writes included), writes the rows of the turns acknowledged but not yet
+indexed (``HomeCache.flush``), then the lifespan ends.
 """
 
 import contextlib

@@ -26,13 +26,21 @@ answers: it lists the table's versions, which costs more as they pile up within 
 retention (about 30 ms at 500 versions; the transcripts' commits make them four times as
 fast), and is no part of acknowledging a turn.
 
-A turn's transcript rows are written right after its acknowledgement, not before it: the turn is
-kept (fsync'd) and its facts appended and indexed before the answer, as ever, and then the lane's
-next job indexes the transcripts of the turns it acknowledged (``process_turns(index_transcripts=
+A turn's transcript rows are written after its acknowledgement, not before it: the turn is kept
+(fsync'd) and its facts appended and indexed before the answer, as ever, and then a job of the
+lane indexes the transcripts of the turns it acknowledged (``process_turns(index_transcripts=
 False)``; embedding every message in the answer's path made an acknowledgement several times
-slower, benchmarks/bench_server.py --only ack). Reads wait for that job (``turns_indexed``), so a
-search after a write still finds its turn; a crash before the job leaves the turn in its
-transcript for the start-up catch-up.
+slower, benchmarks/bench_server.py --only ack). That job waits until the lane has had no turn for
+``INDEX_TURNS_IDLE_S``, so a user's next turn, posted right after the answer, is written first
+instead of waiting behind it (back to back, each turn waited for the previous one's rows: 2.81x
+the acknowledgement before the recall tier); it waits ``INDEX_TURNS_MAX_WAIT_S`` at most after
+the first turn it holds, and then writes every pending turn's rows in one model call. Anything
+that needs the rows runs it at once, ahead of itself: a read (``turns_indexed``), any other job
+(forget, unforget, a sweep: the order a transcript's rows and a forget are written in stays the
+order they were asked in), the server's stop (``HomeCache.flush``). A home with turns not yet
+indexed counts as busy, so the cache never closes it before their rows are written. A search
+after a write still finds its turn; a crash before the job leaves the turn in its transcript for
+the start-up catch-up.
 
 A day whose reindex failed after its turns were appended (its locks held by another writer past
 the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
@@ -63,6 +71,12 @@ from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResul
 
 T = TypeVar("T")
 REINDEX_RETRIES_S = (5.0, 30.0, 120.0)  # waits before each retry of a day whose reindex failed
+# The turns' rows are written once the lane has had no turn for this long (a user's next turn, sent
+# right after the answer, comes well within it; one every second leaves the job most of it) ...
+INDEX_TURNS_IDLE_S = 0.25
+# ... and at most this long after the first acknowledged turn they hold (a user posting without a
+# pause gets them in one model call every few seconds; a read never waits for this).
+INDEX_TURNS_MAX_WAIT_S = 5.0
 log = logging.getLogger("memory_assets.server")
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
 
@@ -99,6 +113,8 @@ class WriteLane:
         # writes them (queued at most once); set when none is left: what reads wait for.
         self._unindexed: set[str] = set()
         self._indexing_queued = False
+        self._index_timer: asyncio.TimerHandle | None = None  # the job's start, while it waits
+        self._unindexed_since = 0.0  # when the first turn of ``_unindexed`` was acknowledged
         self._failed_turn_keys: list[str] = []
         self._due_after_index = False  # the table is due an optimize, as the job writing them found
         self._turns_indexed = asyncio.Event()
@@ -106,7 +122,8 @@ class WriteLane:
 
     @property
     def busy(self) -> bool:
-        return self._task is not None or bool(self._queue)
+        """Writing, or holding writes: queued ones, or acknowledged turns whose rows are pending."""
+        return self._task is not None or bool(self._queue) or bool(self._unindexed)
 
     async def turn(self, turn: Turn, extractor: Extractor) -> TurnResult:
         result: TurnResult = await self._submit(_Write(self._future(), turn=(turn, extractor)))
@@ -114,10 +131,13 @@ class WriteLane:
 
     async def turns_indexed(self) -> None:
         """Wait until the transcript rows of every turn acknowledged so far are written (or their
-        write failed: the retries, the next start's catch-up or a sensor write them then)."""
+        write failed: the retries, the next start's catch-up or a sensor write them then). A
+        pending job writing them starts now."""
+        self._queue_index_job()
         await self._turns_indexed.wait()
 
     async def job(self, fn: Callable[[], T]) -> T:
+        self._queue_index_job()  # the rows of the turns acknowledged before this job go first
         result: T = await self._submit(_Write(self._future(), job=fn))
         return result
 
@@ -185,11 +205,29 @@ class WriteLane:
         }
         if not keys:
             return
+        loop = asyncio.get_running_loop()
+        if not self._unindexed:
+            self._unindexed_since = loop.time()
         self._unindexed |= keys
         self._turns_indexed.clear()
-        if not self._indexing_queued:
-            self._indexing_queued = True
-            self._queue.append(_Write(self._future(), job=self._index_turns, what="turns"))
+        if self._indexing_queued:
+            return  # the job is queued already (it reads ``_unindexed`` when it starts)
+        if self._index_timer is not None:
+            self._index_timer.cancel()
+        wait = min(INDEX_TURNS_IDLE_S, self._unindexed_since + INDEX_TURNS_MAX_WAIT_S - loop.time())
+        self._index_timer = loop.call_later(max(wait, 0.0), self._queue_index_job)
+
+    def _queue_index_job(self) -> None:
+        """The job writing the pending turns' rows, queued now (once; nothing when none is pending)."""
+        if self._index_timer is not None:
+            self._index_timer.cancel()
+            self._index_timer = None
+        if not self._unindexed or self._indexing_queued:
+            return
+        self._indexing_queued = True
+        self._queue.append(_Write(self._future(), job=self._index_turns, what="turns"))
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._drain())
 
     def _index_turns(self) -> None:
         """The rows of the transcripts holding acknowledged turns, as one write (their new
@@ -383,6 +421,12 @@ class HomeCache:
         self.opened += 1
         self._evict()
         return home
+
+    async def flush(self) -> None:
+        """Write the rows of every open home's acknowledged turns still pending (the server's stop:
+        a turn's rows are otherwise written a moment after its answer, see ``WriteLane``)."""
+        for home in list(self._homes.values()):
+            await home.lane.turns_indexed()
 
     def _evict(self) -> None:
         """Close the least recently used homes past the bound, skipping any in use or writing."""

@@ -77,6 +77,10 @@ class MemoryService:
         task.add_done_callback(self._background.discard)
 
     async def stop(self) -> None:
+        try:
+            await self.homes.flush()  # acknowledged turns' rows still pending are written now
+        except Exception as exc:  # they are in their transcripts: the next start's catch-up writes them
+            log.warning(f"writing the pending turns' rows at stop failed ({type(exc).__name__}: {exc})")
         for task in list(self._background):
             task.cancel()
         for task in list(self._background):

@@ -19,6 +19,7 @@ from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, 
 from memory_assets.server.homes import HomeCache
 
 T = TypeVar("T")
+FACT_ROWS = "source_type = 'archive_log'"
 
 
 async def run(fn: Callable[[], T]) -> T:
@@ -142,14 +143,16 @@ def test_a_day_whose_reindex_failed_is_retried_in_the_background(tmp_path: Path,
             result = await home.lane.turn(*said("Sings bass in the choir since 2019"))
             release.set()
             assert result.reindex_error is not None and "LockTimeout" in result.reindex_error
+            assert MemoryStore.of(settings).count(FACT_ROWS) == 1  # the second fact is not indexed
             for _ in range(100):  # the retry comes 5 s later
-                if MemoryStore.of(settings).count() == 2:
+                if MemoryStore.of(settings).count(FACT_ROWS) == 2:
                     return result
                 await asyncio.sleep(0.2)
             return result
 
     asyncio.run(scenario())
-    assert MemoryStore.of(user_settings(tmp_path, "dee")).count() == 2
+    # The facts' rows only: the turns' own rows are written by another job, whatever the day's lock.
+    assert MemoryStore.of(user_settings(tmp_path, "dee")).count(FACT_ROWS) == 2
 
 
 def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedder) -> None:
@@ -217,3 +220,87 @@ def test_a_turns_transcript_rows_are_written_by_the_lanes_next_job_and_reads_wai
     assert pending and groups == 1 and turns == 1
     kept = (user_settings(tmp_path, "gus").transcripts_dir / "captured" / "kitchen.jsonl").read_text()
     assert "Could you suggest a pasta recipe?" in kept
+
+
+def _transcript_rows(root: Path, user: str) -> int:
+    from memory_assets.core.index.store import MemoryStore
+
+    return MemoryStore.of(user_settings(root, user)).count("source_type = 'transcript'")
+
+
+def test_a_turn_sent_right_after_an_answer_does_not_wait_for_the_previous_turns_rows(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Back to back, a user's next turn is written first; the pending rows of both turns are then
+    one job, which a read starts at once. (The idle wait is made long here, so "not yet written"
+    cannot be a matter of timing.)"""
+    from memory_assets.core.ops.root_feed import read_changes
+    from memory_assets.server import homes as lanes
+
+    monkeypatch.setattr(lanes, "INDEX_TURNS_IDLE_S", 60.0)
+    monkeypatch.setattr(lanes, "INDEX_TURNS_MAX_WAIT_S", 120.0)
+    homes = cache(tmp_path, embedder)
+
+    async def scenario() -> tuple[int, bool, int]:
+        async with homes.use("hal", create=True) as home:
+            await home.lane.turn(*said("Repairs old radios in the garage"))
+            await home.lane.turn(*said("Collects valve amplifiers from the fifties"))
+            before, busy = _transcript_rows(tmp_path, "hal"), home.lane.busy
+            await home.lane.turns_indexed()
+            return before, busy, _transcript_rows(tmp_path, "hal")
+
+    before, busy, after = asyncio.run(scenario())
+    assert before == 0 and busy  # both answered; their rows pending, and the home counts as busy
+    assert after == 2
+    changes, _ = read_changes(tmp_path, ("", 0))
+    assert [c.what for c in changes] == ["turns", "turns", "turns"]  # two turns, one job for their rows
+
+
+@pytest.mark.parametrize("idle, most", [(0.05, 120.0), (60.0, 0.3)], ids=["idle", "at-most"])
+def test_pending_rows_are_written_without_any_read(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, idle: float, most: float
+) -> None:
+    """Once the lane has been idle long enough, or at the latest the longest wait after the first
+    pending turn, the rows are written with nothing asking for them."""
+    from memory_assets.server import homes as lanes
+
+    monkeypatch.setattr(lanes, "INDEX_TURNS_IDLE_S", idle)
+    monkeypatch.setattr(lanes, "INDEX_TURNS_MAX_WAIT_S", most)
+    homes = cache(tmp_path, embedder)
+
+    async def scenario() -> int:
+        async with homes.use("ida", create=True) as home:
+            await home.lane.turn(*said("Swims in the lake before work"))
+            for _ in range(600):  # 30 s at most; no read, no job
+                if not home.lane.busy:
+                    break
+                await asyncio.sleep(0.05)
+            return _transcript_rows(tmp_path, "ida")
+
+    assert asyncio.run(scenario()) == 1
+
+
+def test_a_job_and_the_stop_write_the_pending_rows_first_and_the_cache_keeps_their_home(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any other job (a forget, a sweep) sees the rows of the turns answered before it; the cache
+    never closes a home whose rows are pending; ``flush`` (the server's stop) writes them."""
+    from memory_assets.server import homes as lanes
+
+    monkeypatch.setattr(lanes, "INDEX_TURNS_IDLE_S", 60.0)
+    monkeypatch.setattr(lanes, "INDEX_TURNS_MAX_WAIT_S", 120.0)
+    homes = cache(tmp_path, embedder, max_homes=1)
+
+    async def scenario() -> tuple[int, bool, int]:
+        async with homes.use("jo", create=True) as home:
+            await home.lane.turn(*said("Keeps bees on the allotment"))
+            seen = await home.lane.job(lambda: _transcript_rows(tmp_path, "jo"))
+            await home.lane.turn(*said("Sells the honey at the Sunday market"))
+        async with homes.use("kim", create=True):
+            pass
+        kept = "jo" in homes  # over the bound, but its second turn's row is pending
+        await homes.flush()
+        return seen, kept, _transcript_rows(tmp_path, "jo")
+
+    seen, kept, rows = asyncio.run(scenario())
+    assert seen == 1 and kept and rows == 2
