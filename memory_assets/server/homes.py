@@ -197,7 +197,8 @@ class WriteLane:
             self._queue.append(_Write(self._future(), job=self._optimize))
 
     def _index_turns_next(self, results: list[Any]) -> None:
-        """After a group's answers: its turns' transcripts are indexed by the lane's next job."""
+        """After a group's answers: its turns' transcripts are pending, to be indexed by a job of
+        the lane once it has been idle for ``INDEX_TURNS_IDLE_S`` (or asked to: ``_queue_index_job``)."""
         keys = {
             str(IndexKey.for_transcript(result.transcript))
             for result in results
@@ -300,7 +301,7 @@ class WriteLane:
 
     def _write(self, turns: list[tuple[Turn, Extractor]]) -> tuple[list[TurnResult | Exception], bool]:
         """The group's results, and whether the table is due an optimize now. When its turns were
-        kept in transcripts, the lane's next job writes their rows and then looks at the table
+        kept in transcripts, the job that writes their rows then looks at the table
         (``_index_turns``): the look lists the table's versions, which is not the answer's work."""
         home = self.home
         results = process_turns(

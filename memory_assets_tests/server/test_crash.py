@@ -2,7 +2,7 @@
 clients loses no acknowledged fact and writes none twice, and no acknowledged turn (each is in its
 chat's transcript exactly once, the recall tier), and after a restart (its catch-up)
 ``memory-assets check`` passes on every home. SIGTERM stops accepting, finishes the requests in
-flight, and exits."""
+flight, writes the rows of the turns it kept that were still pending, and exits."""
 
 import json
 import signal
@@ -16,6 +16,7 @@ import pytest
 
 from memory_assets.cli import main
 from memory_assets.core.capture.daily_log import read_daily_log
+from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.users import user_settings
 from memory_assets_tests.server.serving import Server, start
@@ -162,4 +163,10 @@ def test_sigterm_finishes_the_requests_in_flight_then_exits(tmp_path: Path) -> N
     for user in USERS:
         in_logs = logged(root, user)
         assert all(in_logs[fact] == 1 for fact in acked[user])
+        # The rows of every turn it kept were written before it exited (a turn's rows wait for the
+        # lane to be idle; the stop writes the pending ones), with no restart's catch-up.
+        messages = kept(root, user)
+        store = MemoryStore.of(user_settings(root, user))
+        rows = Counter(store.scan(["content"], "source_type = 'transcript'").column("content").to_pylist())
+        assert messages and rows == messages, user
     server.stop()
