@@ -177,7 +177,8 @@ def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedd
 
 def test_every_write_of_a_lane_is_noted_in_the_roots_change_feed(tmp_path: Path, embedder: Embedder) -> None:
     """So a Dagster sensor over the root looks at exactly the homes the server wrote to: the turn,
-    its transcript's rows (written by the lane's next job, after the acknowledgement), the job."""
+    its transcript's rows (written by a job of the lane after the acknowledgement: here, ahead of
+    the job asked for), the job."""
     from memory_assets.core.ops.root_feed import read_changes
 
     homes = cache(tmp_path, embedder)
@@ -192,26 +193,24 @@ def test_every_write_of_a_lane_is_noted_in_the_roots_change_feed(tmp_path: Path,
     assert [(c.user, c.what) for c in changes] == [("fay", "turns"), ("fay", "turns"), ("fay", "job")]
 
 
-def test_a_turns_transcript_rows_are_written_by_the_lanes_next_job_and_reads_wait_for_them(
+def test_a_turns_transcript_rows_are_written_after_the_answer_and_reads_wait_for_them(
     tmp_path: Path, embedder: Embedder
 ) -> None:
     """The acknowledgement comes once the turn is kept (fsync'd) and its facts are indexed; its
-    transcript's rows are the lane's next write, and ``turns_indexed`` (what every read awaits)
-    returns only once they are in the table."""
-    from memory_assets.core.index.store import MemoryStore
+    transcript's rows are written by a job of the lane after it, and ``turns_indexed`` (what every
+    read awaits) returns only once they are in the table."""
     from memory_assets.core.write_path.rule_extractor import RuleExtractor
 
     homes = cache(tmp_path, embedder)
-    store = MemoryStore.of(user_settings(tmp_path, "gus"))
 
     async def scenario() -> tuple[Any, int, int, bool]:
         async with homes.use("gus", create=True) as home:
             result = await home.lane.turn(
                 Turn("Could you suggest a pasta recipe?", chat_id="kitchen"), RuleExtractor()
             )
-            pending = not home.lane._turns_indexed.is_set()  # the lane's next job writes the turn's rows
+            pending = not home.lane._turns_indexed.is_set()  # the turn's rows are still to be written
             await home.lane.turns_indexed()
-            turns = store.count("source_type = 'transcript'")
+            turns = _transcript_rows(tmp_path, "gus")
             return result, turns, home.lane.groups, pending
 
     result, turns, groups, pending = asyncio.run(scenario())
