@@ -53,7 +53,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -149,11 +149,15 @@ class WriteLane:
         return future
 
     async def _submit(self, write: _Write) -> Any:
+        self._enqueue(write)
+        # The write goes on if the caller goes away (shield): it is durable or it failed, never torn.
+        return await asyncio.shield(write.future)
+
+    def _enqueue(self, write: _Write) -> None:
+        """``write`` at the end of the queue, the drain started if it is not running."""
         self._queue.append(write)
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._drain())
-        # The write goes on if the caller goes away (shield): it is durable or it failed, never torn.
-        return await asyncio.shield(write.future)
 
     async def _drain(self) -> None:
         try:
@@ -226,9 +230,7 @@ class WriteLane:
         if not self._unindexed or self._indexing_queued:
             return
         self._indexing_queued = True
-        self._queue.append(_Write(self._future(), job=self._index_turns, what="turns"))
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._drain())
+        self._enqueue(_Write(self._future(), job=self._index_turns, what="turns"))
 
     def _index_turns(self) -> None:
         """The rows of the transcripts holding acknowledged turns, as one write (their new
@@ -250,10 +252,7 @@ class WriteLane:
     def _after_job(self) -> None:
         """After any job: retry the transcripts whose indexing failed; queue the optimize the table
         is due; tell the waiting reads."""
-        for key in self._failed_turn_keys:
-            task = asyncio.get_running_loop().create_task(self._reindex_later(key))
-            self._retries.add(task)
-            task.add_done_callback(self._retries.discard)
+        self._retry_later(self._failed_turn_keys)
         self._failed_turn_keys = []
         if self._due_after_index:
             self._queue_optimize()
@@ -267,6 +266,10 @@ class WriteLane:
             for result in results
             if isinstance(result, TurnResult) and result.reindex_error and result.log
         }
+        self._retry_later(keys)
+
+    def _retry_later(self, keys: Iterable[str]) -> None:
+        """Each file's reindex retried in the background (``_reindex_later``)."""
         for key in keys:
             task = asyncio.get_running_loop().create_task(self._reindex_later(key))
             self._retries.add(task)
