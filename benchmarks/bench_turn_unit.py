@@ -26,11 +26,13 @@ Figures to stdout (recall @10 at the turn level, per set and question type), pro
 import _common  # noqa: F401
 
 import argparse
+import functools
 import shutil
 import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import bench_e2e as e2e
 import bench_locomo
@@ -65,23 +67,30 @@ def rewrite(copy: Path, context_words: int) -> None:
         )
 
 
-def ask(copy: Path, records: Path, dev: e2e.DevSet) -> dict[str, list[bool]]:
-    """Per question type, whether each question was hit at 10 (turn level)."""
-    from memory_assets.core.home import Home
+@functools.lru_cache(maxsize=4096)
+def _query_vector(text: str) -> Any:
     from memory_assets.core.models.embedder import shared_embedder
+
+    return shared_embedder().embed_query(text)
+
+
+def ask(copy: Path, records: Path, dev: e2e.DevSet, ranking: Any = None) -> dict[str, list[bool]]:
+    """Per question type, whether each question was hit at 10 (turn level). ``ranking``: the
+    ``Ranking`` to search with (None: the shipped one)."""
+    from memory_assets.core.home import Home
     from memory_assets.core.ops.users import user_settings
+    from memory_assets.core.search.ranking import RANKING
     from memory_assets.core.search.retrieval import search
 
     recs = {u: e2e.read_record(records / f"{u}.jsonl") for u in dev.homes}
     maps = e2e.Maps(dev.chat_turn(), {u: r.written for u, r in recs.items()})
-    embedder = shared_embedder()
     homes = {}
     for user in dev.homes:
         settings = user_settings(copy, user)
         homes[user] = (settings, Home(settings).store)
     hits: dict[str, list[bool]] = {}
     for q in dev.questions:
-        vector = embedder.embed_query(q.text)
+        vector = _query_vector(q.text)
         found: list[tuple[str, dict]] = []
         for user in q.homes:
             settings, store = homes[user]
@@ -89,7 +98,7 @@ def ask(copy: Path, records: Path, dev: e2e.DevSet) -> dict[str, list[bool]]:
                 (user, h.to_dict())
                 for h in search(
                     store, q.text, query_vector=vector, settings=settings, limit=10,
-                    today=date.fromisoformat(q.today), log_recall=False,
+                    today=date.fromisoformat(q.today), log_recall=False, ranking=ranking or RANKING,
                 )
             ]  # fmt: skip
         found.sort(key=lambda r: -float(r[1].get("score", 0.0)))  # two homes: merged by score
