@@ -70,6 +70,11 @@ def _lock_path(name: str) -> Path:
     return lock_dir() / f"{digest}-{readable}.lock"
 
 
+def lock_file(name: str) -> Path:
+    """The file behind ``named_lock(name)`` (a caller may keep a note beside it)."""
+    return _lock_path(name)
+
+
 def _open_lock_file(path: Path) -> IO[str]:
     try:
         return open(path, "a")
