@@ -1,12 +1,19 @@
 """The analysts' dedup report: near-duplicate rates by write path, plotted over time, and the
 stored history every measurement appends to, with its self-contained HTML report."""
 
+from pathlib import Path
+
 import dagster as dg
 import polars as pl
 
 from memory_assets.core.audit.dedup import threshold_key
 from memory_assets.core.audit.dedup_history import history_path, read_history
-from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
+from memory_assets.core.audit.measurement import (
+    Measurement,
+    measure_home,
+    write_measurement,
+    write_report_html,
+)
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.partitions import home_partitions
@@ -46,7 +53,12 @@ def dedup_report(context: dg.AssetExecutionContext, memory: MemoryHomeResource) 
     measurement = measure_home(settings, home.store)
     paths = write_measurement(measurement, settings.dedup_dir, source=f"dagster:{context.run.run_id}")
     context.log.info("\n" + measurement.markdown)
-    metadata: dict[str, object] = {
+    return dg.MaterializeResult(metadata=report_metadata(measurement, paths))
+
+
+def report_metadata(measurement: Measurement, paths: dict[str, Path]) -> dict[str, object]:
+    """``dedup_report``'s metadata for one measurement (its run's, or a batch's for a user)."""
+    return {
         "report": dg.MetadataValue.md(measurement.markdown),
         **rate_metadata(measurement.report),
         "pairs": dg.MetadataValue.path(str(paths["pairs"])),
@@ -55,7 +67,6 @@ def dedup_report(context: dg.AssetExecutionContext, memory: MemoryHomeResource) 
         "history": dg.MetadataValue.path(str(paths["history"])),
         "seconds": round(measurement.seconds, 3),
     }
-    return dg.MaterializeResult(metadata=metadata)
 
 
 def trend_markdown(history: pl.DataFrame) -> str:
@@ -100,15 +111,21 @@ def trend_markdown(history: pl.DataFrame) -> str:
 )
 def dedup_history(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
     settings = memory.settings()
-    history = read_history(settings.dedup_dir)
     html = write_report_html(settings.dedup_dir)
-    context.log.info(f"dedup report with {history['measured_at'].n_unique()} measurement(s): {html}")
+    metadata = history_metadata(settings.dedup_dir, html)
+    context.log.info(f"dedup report with {metadata['measurements']} measurement(s): {html}")
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def history_metadata(dedup_dir: Path, html: Path) -> dict[str, object]:
+    """``dedup_history``'s metadata: the stored history and the report rendered at ``html``."""
+    history = read_history(dedup_dir)
     latest = history.filter(pl.col("measured_at") == history["measured_at"].max())
     metadata: dict[str, object] = {
         "measurements": history["measured_at"].n_unique(),
         "first_measured_at": str(history["measured_at"].min()),
         "trend": dg.MetadataValue.md(trend_markdown(history)),
-        "history": dg.MetadataValue.path(str(history_path(settings.dedup_dir))),
+        "history": dg.MetadataValue.path(str(history_path(dedup_dir))),
         "report_html": dg.MetadataValue.path(str(html)),
     }
     for r in latest.iter_rows(named=True):
@@ -117,4 +134,4 @@ def dedup_history(context: dg.AssetExecutionContext, memory: MemoryHomeResource)
         first = latest.row(0, named=True)
         for key in ("fact_lines", "exact_repeats", "near_duplicates", "clusters"):
             metadata[f"backlog/{key}"] = int(first[key])
-    return dg.MaterializeResult(metadata=metadata)
+    return metadata

@@ -23,7 +23,7 @@ def _consolidator(settings: Settings) -> Consolidator:
     return make_consolidator(settings)
 
 
-def _metadata(result: DreamResult) -> dict[str, object]:
+def dream_metadata(result: DreamResult) -> dict[str, object]:
     return {
         "kind": result.kind,
         "watermark": result.watermark or "none",
@@ -85,10 +85,10 @@ def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[st
         raise dg.Failure(
             f"dream run on {result.days} did not consolidate: {result.reason} (attempt {result.failures} "
             f"of {settings.dream_max_retries}; the watermark stays at {result.watermark})",
-            metadata=_metadata(result),
+            metadata=dream_metadata(result),
         )
     context.log.info(result.summary or result.reason)
-    return dg.MaterializeResult(metadata=_metadata(result))
+    return dg.MaterializeResult(metadata=dream_metadata(result))
 
 
 @dg.asset(

@@ -7,7 +7,7 @@ from datetime import date
 
 import dagster as dg
 
-from memory_assets.core.index.indexer import FileResult, Indexer, SweepResult
+from memory_assets.core.index.indexer import FileResult, Indexer, OptimizeResult, SweepResult
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE, IndexKey
 from memory_assets.defs.index.external import (
@@ -245,16 +245,32 @@ def _user_days(
             description=ROWS_MATCH_LOG if not failed else "; ".join(failed[:5]),
         )
     _log_warnings(context, sweep.warnings)
-    metadata = _sweep_metadata(sweep)
+    return dg.MaterializeResult(metadata=days_metadata(sweep), check_results=[check])
+
+
+def days_metadata(sweep: SweepResult) -> dict[str, object]:
+    """Many homes: ``archive_index``'s metadata for a reindex of a user's days (its run's, or a
+    batch's for the user)."""
+    metadata = sweep_metadata(sweep)
     changed = [f.key.removeprefix("archive:").removesuffix(".md") for f in sweep.files if f.changed]
     metadata["days_reindexed"] = len(sweep.files)
     metadata["days_changed"] = dg.MetadataValue.md(
         ", ".join(changed[:31]) + (f" and {len(changed) - 31} more" if len(changed) > 31 else "") or "_none_"
     )
-    return dg.MaterializeResult(metadata=metadata, check_results=[check])
+    return metadata
 
 
-def _sweep_metadata(sweep: SweepResult) -> dict[str, object]:
+def files_metadata(sweep: SweepResult, transcripts: bool = False) -> dict[str, object]:
+    """The metadata of a reindex of vault pages, core files or (``transcripts``) transcripts."""
+    metadata = sweep_metadata(sweep)
+    if transcripts:
+        metadata["tombstoned"] = sum(f.tombstoned for f in sweep.files)
+    updated = [f.key for f in sweep.files if f.changed]
+    metadata["updated_files"] = dg.MetadataValue.md("\n".join(f"- `{k}`" for k in updated) or "_none_")
+    return metadata
+
+
+def sweep_metadata(sweep: SweepResult) -> dict[str, object]:
     return {
         "files_checked": sweep.files_checked,
         "files_updated": sweep.files_updated,
@@ -274,10 +290,7 @@ def _files_asset(
     keys = config.files
     sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else [label])
     _log_warnings(context, sweep.warnings)
-    updated = [f.key for f in sweep.files if f.changed]
-    metadata = _sweep_metadata(sweep)
-    metadata["updated_files"] = dg.MetadataValue.md("\n".join(f"- `{k}`" for k in updated) or "_none_")
-    return dg.MaterializeResult(metadata=metadata)
+    return dg.MaterializeResult(metadata=files_metadata(sweep))
 
 
 @dg.asset(
@@ -320,7 +333,7 @@ ROWS_MATCH_TRANSCRIPT = (
 )
 
 
-def _transcript_rows_check(settings: Settings, indexer: Indexer, sweep: SweepResult) -> dg.AssetCheckResult:
+def transcript_rows_check(settings: Settings, indexer: Indexer, sweep: SweepResult) -> dg.AssetCheckResult:
     """``rows_match_transcripts`` over the files this run wrote, compared with the table now."""
     from memory_assets.core.audit.checks import rows_match_transcripts
 
@@ -362,12 +375,9 @@ def transcript_index(
     keys = config.files
     sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else ["transcript"])
     _log_warnings(context, sweep.warnings)
-    metadata = _sweep_metadata(sweep)
-    metadata["tombstoned"] = sum(f.tombstoned for f in sweep.files)
-    updated = [f.key for f in sweep.files if f.changed]
-    metadata["updated_files"] = dg.MetadataValue.md("\n".join(f"- `{k}`" for k in updated) or "_none_")
     return dg.MaterializeResult(
-        metadata=metadata, check_results=[_transcript_rows_check(indexer.settings, indexer, sweep)]
+        metadata=files_metadata(sweep, transcripts=True),
+        check_results=[transcript_rows_check(indexer.settings, indexer, sweep)],
     )
 
 
@@ -383,16 +393,20 @@ def transcript_index(
     "requests it; a failure fails the run.",
 )
 def archival_memories(memory: MemoryHomeResource) -> dg.MaterializeResult:
-    result = memory.open().indexer_without_embedder().optimize()
-    after = result.after
     return dg.MaterializeResult(
-        metadata={
-            **result.to_dict(),
-            "version": after.version,
-            "bytes": after.bytes,
-            "indices": dg.MetadataValue.md(", ".join(f"`{i}`" for i in after.indices) or "_none_"),
-        }
+        metadata=optimize_metadata(memory.open().indexer_without_embedder().optimize())
     )
+
+
+def optimize_metadata(result: OptimizeResult) -> dict[str, object]:
+    """``archival_memories``'s metadata for one optimize (its run's, or a batch's for a user)."""
+    after = result.after
+    return {
+        **result.to_dict(),
+        "version": after.version,
+        "bytes": after.bytes,
+        "indices": dg.MetadataValue.md(", ".join(f"`{i}`" for i in after.indices) or "_none_"),
+    }
 
 
 INDEX_ASSETS = [archive_index, vault_index, core_file_index, transcript_index, archival_memories]

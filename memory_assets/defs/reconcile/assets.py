@@ -61,17 +61,19 @@ def superseded_retired(
                 metadata={"reason": "reconcile"},
             )
         )
-    return dg.MaterializeResult(
-        metadata={
-            "handoff_lines": result.handoff_lines,
-            "retired": result.retired,
-            "already_retired": result.already_retired,
-            "refused": len(result.refused),
-            "unmatched": len(result.unmatched),
-            "days_reindexed": len(result.days_reindexed),
-        },
-        check_results=[handoff_check(indexer)],
-    )
+    return dg.MaterializeResult(metadata=retire_metadata(result), check_results=[handoff_check(indexer)])
+
+
+def retire_metadata(result: ReconcileResult) -> dict[str, object]:
+    """``superseded_retired``'s metadata (its run's, or a batch's for a user)."""
+    return {
+        "handoff_lines": result.handoff_lines,
+        "retired": result.retired,
+        "already_retired": result.already_retired,
+        "refused": len(result.refused),
+        "unmatched": len(result.unmatched),
+        "days_reindexed": len(result.days_reindexed),
+    }
 
 
 def handoff_check(indexer: Indexer) -> dg.AssetCheckResult:
@@ -108,6 +110,9 @@ def index_swept(
     sweep = _indexer(memory, embedder).sweep()
     for warning in sweep.warnings:
         context.log.warning(warning)
-    return dg.MaterializeResult(
-        metadata={k: v for k, v in sweep.summary().items() if isinstance(v, int | float | bool)}
-    )
+    return dg.MaterializeResult(metadata=swept_metadata(sweep.summary()))
+
+
+def swept_metadata(summary: dict[str, object]) -> dict[str, object]:
+    """``index_swept``'s metadata from a sweep's summary (its run's, or a batch's for a user)."""
+    return {k: v for k, v in summary.items() if isinstance(v, int | float | bool)}

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from memory_assets.core.write_path.extractor_choice import make_extractor
-from memory_assets.core.write_path.ingest import ingest_transcripts
+from memory_assets.core.write_path.ingest import IngestResult, ingest_transcripts
 from memory_assets.defs.partitions import day_key, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.write_path.external import transcripts
@@ -40,20 +40,23 @@ def ingested_turns(
                 metadata={"written_by": "write_path"},
             )
         )
+    return dg.MaterializeResult(metadata=ingest_metadata(result))
+
+
+def ingest_metadata(result: IngestResult) -> dict[str, object]:
+    """``ingested_turns``'s metadata (its run's, or a batch's for a user)."""
     extractors = sorted({r.extractor for r in result.results})
     fallbacks = [r.fallback for r in result.results if r.fallback]
-    return dg.MaterializeResult(
-        metadata={
-            "turns": result.turns,
-            "new": result.counts["new"],
-            "revision": result.counts["revision"],
-            "confirmation": result.counts["confirmation"],
-            "skipped_lines": result.skipped_lines,
-            "days": dg.MetadataValue.md(", ".join(result.days) or "_none_"),
-            "reindex_errors": sum(1 for r in result.results if r.reindex_error),
-            "extraction_fallbacks": len(fallbacks),
-            "extractor": ", ".join(extractors) or "-",
-            "recovered_interrupted_turn": bool(result.recovered),
-            "seconds": round(result.seconds, 3),
-        }
-    )
+    return {
+        "turns": result.turns,
+        "new": result.counts["new"],
+        "revision": result.counts["revision"],
+        "confirmation": result.counts["confirmation"],
+        "skipped_lines": result.skipped_lines,
+        "days": dg.MetadataValue.md(", ".join(result.days) or "_none_"),
+        "reindex_errors": sum(1 for r in result.results if r.reindex_error),
+        "extraction_fallbacks": len(fallbacks),
+        "extractor": ", ".join(extractors) or "-",
+        "recovered_interrupted_turn": bool(result.recovered),
+        "seconds": round(result.seconds, 3),
+    }

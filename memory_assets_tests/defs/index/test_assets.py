@@ -232,10 +232,10 @@ def test_the_transcript_row_check_fails_when_the_table_disagrees_with_the_transc
     keep_turn(settings.transcripts_dir, "chat-9", "We adopted a cat called Miso", "", datetime.now(UTC))
     indexer = Indexer(settings, embedder=embedder)  # type: ignore[arg-type]
     sweep = indexer.reindex_files(labels=["transcript"])
-    from memory_assets.defs.index.assets import _transcript_rows_check
+    from memory_assets.defs.index.assets import transcript_rows_check
 
-    assert _transcript_rows_check(settings, indexer, sweep).passed
+    assert transcript_rows_check(settings, indexer, sweep).passed
     indexer.store.table().delete("source_type = 'transcript'")  # someone bypassed the indexer
-    check = _transcript_rows_check(settings, indexer, sweep)
+    check = transcript_rows_check(settings, indexer, sweep)
     assert not check.passed and check.metadata["missing_rows"].value == 1
     assert "transcripts/captured/chat-9.jsonl: 1 planned row(s) missing" in (check.description or "")
