@@ -161,15 +161,15 @@ def one_size(root: Path, repeats: int, changed_share: float, fixed_changed: int)
                 """One evaluation as the daemon calls it; ``trace``: under tracemalloc (its peak, the
                 tick's Python allocations), which slows Python down, so never a timed tick."""
                 nonlocal cursor
-                context = dg.build_sensor_context(
+                with dg.build_sensor_context(
                     instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource()}
-                )
-                if trace:
-                    tracemalloc.start()
-                looks.clear()
-                start = time.perf_counter()
-                result = homes_sensor(context)
-                seconds = time.perf_counter() - start
+                ) as context:
+                    if trace:
+                        tracemalloc.start()
+                    looks.clear()
+                    start = time.perf_counter()
+                    result = homes_sensor(context)
+                    seconds = time.perf_counter() - start
                 peak = 0
                 if trace:
                     peak = tracemalloc.get_traced_memory()[1]

@@ -51,12 +51,12 @@ def tick(
     from memory_assets.defs.index.sensors import daily_log_sensor
     from memory_assets.defs.resources import MemoryHomeResource
 
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource(home=str(settings.home))}
-    )
-    start = time.perf_counter()
-    result = daily_log_sensor(context)
-    return time.perf_counter() - start, result
+    ) as context:
+        start = time.perf_counter()
+        result = daily_log_sensor(context)
+        return time.perf_counter() - start, result
 
 
 def old_tick(settings: Settings) -> float:

@@ -438,8 +438,10 @@ def main() -> int:
         print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[0][:100]}")
     print("sensors on the indexed home (a fresh cursor, as on the first `make ui`):")
     for sensor in (daily_log_sensor, vault_sensor, transcripts_sensor):
-        context = dg.build_sensor_context(instance=instance, resources={"memory": defs.resources["memory"]})
-        result = sensor(context)
+        with dg.build_sensor_context(
+            instance=instance, resources={"memory": defs.resources["memory"]}
+        ) as context:
+            result = sensor(context)
         print(f"  {sensor.name}: {len(result.run_requests or [])} runs requested")
     print("invariant checks (`memory-assets check`, also asset checks in the UI):")
     from memory_assets.core.legacy.find import recorded_nowhere_else

@@ -15,7 +15,8 @@ lock), ``index.locked`` (the lock held and the plan re-made, before embedding),
 committed, the add not yet), ``write_path.intent`` (a transcript turn's bytes recorded as pending,
 not yet appended), ``write_path.appended`` (appended, the session's offset not yet moved),
 ``dream.consolidated`` (a dream run's pages written, nothing committed), ``dream.committed`` (its
-commit in the fold ledger, the follow-up not yet run).
+commit in the fold ledger, the follow-up not yet run), ``upkeep.held`` (a batch holds a user's
+exclusion, no step run yet), ``upkeep.user_done`` (a batch recorded and reported one user).
 """
 
 import os

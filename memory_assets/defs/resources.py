@@ -8,8 +8,14 @@ partition range. A run works on one user's home, so the per-user run limit
 (``defs/instance.py``) holds every run: a run over several users' partitions (a range launched
 by hand; a backfill makes one run per user) is refused as its resources are set up, with the fix.
 A sensor, which has no run, names the user: ``open_user(user)``.
+
+A one-user run holds the user's exclusion (``core/ops/upkeep/exclusion.py``) from its resources'
+set-up to their teardown, as a batch holds each of its users, so a batch and a per-user run never
+work on one home at once: the run waits at most ``MEMORY_UPKEEP_LOCK_WAIT_S`` (default 30 s) and
+then fails naming the run that holds the user, having done nothing.
 """
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -18,12 +24,26 @@ from pydantic import PrivateAttr
 
 from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
+from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.users import ROOT_ENV, open_user_home, user_settings
 from memory_assets.core.settings import Settings, SettingsError
 from memory_assets.defs.instance import USER_TAG
 from memory_assets.defs.partitions import MANY_HOMES, day_partitions, user_of
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+LOCK_WAIT_ENV = "MEMORY_UPKEEP_LOCK_WAIT_S"
+LOCK_WAIT_S = 30.0
+
+
+def lock_wait_s() -> float:
+    """How long a one-user run waits for the user's exclusion (``MEMORY_UPKEEP_LOCK_WAIT_S``)."""
+    raw = os.environ.get(LOCK_WAIT_ENV)
+    try:
+        return max(0.0, float(raw)) if raw else LOCK_WAIT_S
+    except ValueError:
+        raise SettingsError(
+            f"{LOCK_WAIT_ENV}={raw!r}: give a number of seconds (default {LOCK_WAIT_S:g})"
+        ) from None
 
 
 def users_of_run(tags: dict[str, str], instance: dg.DagsterInstance | None) -> list[str]:
@@ -53,6 +73,7 @@ class MemoryHomeResource(dg.ConfigurableResource):
     index_uri: str | None = None
     root: str | None = None
     _users: list[str] = PrivateAttr(default_factory=list)
+    _held: contextlib.ExitStack | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         run = context.run
@@ -60,6 +81,20 @@ class MemoryHomeResource(dg.ConfigurableResource):
             self._users = users_of_run(dict(run.tags), context.instance)
             if len(self._users) > 1:  # refused before any step opens a home
                 raise self._not_one_user()
+            if self._users:  # one user's run: under the user's exclusion, as a batch's user is
+                self._held = contextlib.ExitStack()
+                holder = f"run {run.run_id} ({run.job_name})"
+                try:
+                    self._held.enter_context(
+                        exclusive(self.user_settings(self._users[0]), holder, lock_wait_s())
+                    )
+                except UserHeld as held:
+                    raise dg.Failure(str(held), metadata={"held_by": held.holder}) from None
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     def root_dir(self) -> Path | None:
         """The root of the users' homes, or None for a single home."""

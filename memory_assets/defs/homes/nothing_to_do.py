@@ -24,10 +24,10 @@ What counts as nothing to do, per asset:
 * ``transcripts``, ``consolidation_log``, ``vault_pages``, ``core_files``, ``tombstones``: files
   the assistant, the dream and people write, which Dagster never materialises: recorded as seen.
 
-An asset the sensor requests a run of for the home (``settled_by``) is never recorded: the run
-materialises it, or fails it, which the UI shows as failed rather than missing. A run the
-schedules request (the reconcile, the dedup measurement) may materialise an asset before the
-sensor first finds it idle; the record then follows the run's, saying what the sensor found.
+An asset the home's batch may materialise (``defs/upkeep/events.work_assets`` of the work the
+sensor found) is never recorded: the batch materialises it, or fails it, which the UI shows as
+failed rather than missing. A run may materialise an asset before the sensor first finds it idle;
+the record then follows the run's, saying what the sensor found.
 
 The stat-level questions (the hand-off, the dedup measurement) are asked only of the assets not
 recorded yet, so after a home's first look this costs a set difference.
@@ -37,9 +37,9 @@ from collections.abc import Iterable
 
 import dagster as dg
 
+from memory_assets.core.ops.upkeep.work import dedup_due
 from memory_assets.core.reconcile import handoff_pending
 from memory_assets.core.settings import Settings
-from memory_assets.defs.homes.schedules import dedup_due
 
 REPORTED_BY = "homes_sensor"
 SEEN = ("transcripts", "consolidation_log", "vault_pages", "core_files", "tombstones")
@@ -62,27 +62,6 @@ REASONS = {
     "daily_logs": "no daily log yet",
     **{name: "a file the assistant, the dream and people write: seen by the homes sensor" for name in SEEN},
 }
-
-
-JOB_ASSETS = {
-    "reindex": ("archive_index",),
-    "write_path": ("ingested_turns",),
-    "dream": ("vault",),
-    "dream_lint": ("vault_lint",),
-    "optimize_index": ("archival_memories",),
-}
-"""The assets of the jobs the homes sensor requests (``index_files`` names its asset in the
-request's selection)."""
-
-
-def settled_by(requests: Iterable[dg.RunRequest], reported: set[str]) -> None:
-    """Count the assets of the runs requested for a home as settled in ``reported``: their runs
-    materialise them (or fail them), so none is ever recorded as having nothing to do."""
-    for request in requests:
-        if request.asset_selection:
-            reported |= {key.to_user_string() for key in request.asset_selection}
-        else:
-            reported |= set(JOB_ASSETS.get(request.job_name or "", ()))
 
 
 def _stat_level(settings: Settings, wanted: set[str]) -> set[str]:

@@ -19,15 +19,21 @@ oldest first. Looking at a home asks exactly what the single home's sensors ask,
 core functions, and its freshness cursors are kept per home at the root
 (``<root>/state/homes_sensor/<user>.json``), so a tick never reads or writes all homes' state:
 
-* its daily logs (``stale_days``): one ``reindex`` run on the user's partition naming the stale
-  days in its config (a new home with a year of logs is one run); a ``daily_logs``
+* its daily logs (``stale_days``) and its vault pages, core files and transcripts
+  (``stale_files``): the index keys it is behind on (the catch-up); a ``daily_logs``
   materialisation of the user when logs grew;
-* its vault pages, core files and transcripts (``stale_files``): an ``index_files`` run on the
-  user's partition per asset (``vault_index``, ``core_file_index``, ``transcript_index``);
-* its transcripts: a ``write_path`` run while a session is behind;
-* its dream (``pacing.decide``, the home's own persisted state): ``dream`` over the batch's days,
-  or ``dream_lint``, never while a dream of that user is in flight;
-* its table (``optimize_reasons``, at most every 10 minutes a home): ``optimize_index``.
+* its transcripts: a session the write path is behind on;
+* its dream (``pacing.decide``, the home's own persisted state): a batch to ingest or skip, or a
+  lint due; its hand-off (``handoff_pending``): lines to retire;
+* its dedup measurement (``dedup_due_today``): the index changed since an earlier day's;
+* its table (``optimize_reasons``, at most every 10 minutes a home): an optimize;
+* its last upkeep's outcome (``core/ops/upkeep/outcomes.py``): the failed steps, tried again once
+  the backoff has passed (a home backing off is not looked at until then).
+
+What it finds is the home's work, and the home goes in the open upkeep batch with it
+(``defs/homes/batches.py``): one ``upkeep_batch`` run per ``MEMORY_UPKEEP_BATCH_SIZE`` users, or
+fewer once the first has waited ``MEMORY_UPKEEP_WAIT_S``. A home in a batch requested and not
+ended, or with a run of its own in flight, is not looked at until that run ends.
 
 A look opens no LanceDB table unless the table's directory cannot answer
 (``core/index/table_directory.py``): the index state is loaded against the table's id kept in the
@@ -40,15 +46,15 @@ no transcript behind, an idle dream, an empty hand-off, ...) it records once as 
 (``defs/homes/nothing_to_do.py``), so the UI shows a user's partition as missing only while
 there is work to do.
 
-Every request is of the user's partition and carries the ``user`` tag (the per-user concurrency
-limit of ``dagster.yaml``) and a run key prefixed by the user. The tick's dynamic-partition
-requests register the users it saw; past Dagster's guidance of partitions the tick says so.
+The tick's dynamic-partition requests register the users it saw; past Dagster's guidance of
+partitions the tick says so.
 """
 
 import bisect
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -56,32 +62,33 @@ from typing import Any
 
 import dagster as dg
 
-from memory_assets.core.dream.pacing import IDLE, LINT, decide
+from memory_assets.core.dream.pacing import IDLE, decide
 from memory_assets.core.home import Home
 from memory_assets.core.index import freshness
 from memory_assets.core.index.freshness import (
     Cursor,
     Freshness,
+    RunState,
     optimize_reasons,
     optimize_ruled_out,
-    short_hash,
     stale_days,
     stale_files,
 )
 from memory_assets.core.index.table_directory import bounds, index_state
 from memory_assets.core.knowledge.dream_state import load_dream_state
 from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
+from memory_assets.core.ops.upkeep.outcomes import load_outcome, retry_due
+from memory_assets.core.ops.upkeep.work import STEPS, Work, dedup_due_today
 from memory_assets.core.ops.users import USERS_DIR, list_users
+from memory_assets.core.reconcile import handoff_pending
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
-from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
-from memory_assets.defs.homes.nothing_to_do import nothing_to_do, settled_by
-from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
-from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
-from memory_assets.defs.instance import USER_TAG
+from memory_assets.defs.homes.batches import IN_FLIGHT, Batches, batch_size, batch_wait_s, users_of_batch
+from memory_assets.defs.homes.nothing_to_do import nothing_to_do
 from memory_assets.defs.partitions import GUIDANCE_PARTITIONS, USERS, users
 from memory_assets.defs.resources import MemoryHomeResource, users_of_run
-from memory_assets.defs.write_path.jobs import write_path_job
+from memory_assets.defs.upkeep.events import work_assets
+from memory_assets.defs.upkeep.jobs import upkeep_batch_job
 from memory_assets.defs.write_path.sensors import ALL, sessions_behind
 
 SENSOR = "homes_sensor"
@@ -102,7 +109,8 @@ def _count(name: str, default: int) -> int:
 @dataclass
 class HomesCursor:
     """The tick's own cursor: the feed's position, the users directory's signature, where the
-    sweep is, the homes waiting (over the tick's budget) and the homes due again at a time."""
+    sweep is, the homes waiting (over the tick's budget), the homes due again at a time, and the
+    batches (the open one, and those requested and not yet ended: ``batches.py``)."""
 
     feed: tuple[str, int] | None = None
     runs_after: float = 0.0
@@ -110,6 +118,7 @@ class HomesCursor:
     sweep_after: str = ""
     queue: list[str] = field(default_factory=list)
     due: dict[str, float] = field(default_factory=dict)
+    batches: Batches = field(default_factory=Batches)
 
     @classmethod
     def load(cls, raw: str | None) -> "HomesCursor":
@@ -122,6 +131,7 @@ class HomesCursor:
             data.get("sweep_after", ""),
             list(data.get("queue", [])),
             dict(data.get("due", {})),
+            Batches.load(data.get("batches")),
         )
 
     def dump(self) -> str:
@@ -133,6 +143,7 @@ class HomesCursor:
                 "sweep_after": self.sweep_after,
                 "queue": self.queue,
                 "due": self.due,
+                "batches": self.batches.dump(),
             },
             separators=(",", ":"),
         )
@@ -149,18 +160,26 @@ class Tick:
     warnings: list[str] = field(default_factory=list)
     idle: dict[str, set[str]] = field(default_factory=dict)
     """Per user looked at, the assets found with nothing to do (``nothing_to_do``)."""
+    work: dict[str, Work] = field(default_factory=dict)
+    """Per user looked at, the work found (what goes in the user's batch)."""
+    running: set[str] = field(default_factory=set)
+    """The users with a run of their own queued or running (a person's launch, a retry)."""
 
 
 LEGACY = ("legacy_rows_exported", "legacy_rows_deleted")
 
 
-def _tags(user: str, **extra: str) -> dict[str, str]:
-    return {USER_TAG: user, **extra}
-
-
-def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, user: str, tick: Tick) -> bool:
-    """Ask of one home what the single home's sensors ask; True when a request of it is in flight
-    (so it is looked at again after the backoff)."""
+def _look_at(
+    context: dg.SensorEvaluationContext,
+    memory: MemoryHomeResource,
+    user: str,
+    tick: Tick,
+    batches: Batches | None = None,
+) -> bool:
+    """Ask of one home what the single home's sensors ask, and note the work found in
+    ``tick.work``; True when work of it is pending (so it is looked at again after the backoff).
+    ``batches``: the cursor's (none: the home is in no batch)."""
+    batches = batches if batches is not None else Batches()
     root = memory.root_dir()
     assert root is not None
     settings = memory.user_settings(user)
@@ -169,7 +188,11 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     state = load_home_state(root, SENSOR, user)
     home = Home(settings)
     indexer = home.indexer_without_embedder()
-    states = run_states(context.instance)
+    work = tick.work.setdefault(user, Work())
+
+    def states(_run_key: str) -> RunState:  # a request's run is the user's batch (batches.py)
+        return batches.batch_state(user)
+
     # No table opened unless the directory cannot answer (``table_directory``): the optimize check
     # (at most every ``OPTIMIZE_CHECK_S``) reads the table directory's bounds and opens the table
     # only when they leave a reason possible; the index state is loaded against the table's id
@@ -186,7 +209,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
 
     days = Cursor.load(state.get("days"))
     scan = stale_days(indexer, days, states, date.min, date.max, state=index.files)
-    tick.runs += _reindex_requests(user, scan.stale)
+    work.keys += [str(IndexKey.for_day(s.day)) for s in scan.stale]
     if scan.grown:  # the user's partition: its days are in the metadata
         grown = sorted(g.day.isoformat() for g in scan.grown)
         tick.events.append(
@@ -202,7 +225,7 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
             )
         )
     # What has nothing to do is recorded once as materialised (as the single home's sensor records
-    # a day the index already matches); a stale day's run materialises the partition itself.
+    # a day the index already matches); a stale day's batch materialises the partition itself.
     idle = tick.idle.setdefault(user, set())
     if not scan.stale and not days.pending:  # no day out of date, none with a request in flight
         idle.add("archive_index")
@@ -221,44 +244,39 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
             if group not in in_flight:
                 idle.add(asset_name)
             continue
-        keys = [f.key for f in due]
-        run_key = f"{user}:{asset_name}:{files.generation}:{len(keys)}"
-        tick.runs.append(
-            dg.RunRequest(
-                job_name=index_files_job.name,
-                partition_key=user,
-                run_key=run_key,
-                asset_selection=[dg.AssetKey(asset_name)],
-                run_config={"ops": {asset_name: {"config": {"files": keys}}}},
-                tags=_tags(user),
-            )
-        )
+        work.keys += [f.key for f in due]
         for f in due:
-            fscan.freshness.requested(f.key, f.digest, run_key, f.attempt)
+            fscan.freshness.requested(f.key, f.digest, f"{user}:batch", f.attempt)
 
     transcripts = Cursor.load(state.get("transcripts"))
     if settings.transcripts_dir.is_dir():
-        _transcripts(context, user, settings, transcripts, tick)
+        _transcripts(user, settings, transcripts, states, tick)
     else:
         idle.add("ingested_turns")
-    _dream(context, user, settings, tick)
+    _dream(user, settings, tick)
+    if handoff_pending(settings):
+        work.reconcile = True
+    if dedup_due_today(settings):
+        work.dedup = True
+    outcome = load_outcome(root, user)
+    if outcome is not None and outcome.optimized_at > float(optimize[1]):  # a batch optimized it since
+        optimize = [optimize[0], outcome.optimized_at, outcome.optimized_version]
+        state["optimize"] = optimize
     if open_table:
-        optimized = _maybe_optimize(context, user, home, state, tick)
+        optimized = _maybe_optimize(user, home, state, tick)
     elif optimize_due:  # ruled out by the directory: what the check would find, no table opened
         optimized = [now, optimize[1], optimize[2]]
         if held is not None and (not held.exists or index.table is not None):  # none, or not legacy
             idle.update(LEGACY)
     else:
         optimized = optimize
+    if outcome is not None and not outcome.ok and outcome.failed:  # a failed upkeep, due again
+        work.retry = sorted(s for s in outcome.failed if s in STEPS)
 
     reported = set(state.get("reported_assets", []))
-    if (
-        "archival_memories" not in reported
-        and not any(r.job_name == optimize_index_job.name for r in tick.runs if r.tags.get(USER_TAG) == user)
-        and not _in_flight(context, user, optimize_index_job.name)
-    ):
+    if "archival_memories" not in reported and not work.optimize:
         idle.add("archival_memories")
-    settled_by((r for r in tick.runs if r.tags.get(USER_TAG) == user), reported)
+    reported |= work_assets(work)  # its batch materialises them (or fails them)
     tick.events += nothing_to_do(user, settings, idle, reported)
 
     save_home_state(
@@ -277,61 +295,22 @@ def _look_at(context: dg.SensorEvaluationContext, memory: MemoryHomeResource, us
     return bool(days.pending or files.pending or transcripts.pending)
 
 
-def _reindex_requests(user: str, stale: list[Any]) -> list[dg.RunRequest]:
-    """The stale days of a home as one run of the user's partition naming them in its config
-    (a new home with a year of logs, a dream that consolidated a batch: one process, the model
-    loaded once)."""
-    if not stale:
-        return []
-    attempt = str(max(s.attempt for s in stale))
-    days = sorted(s.day for s in stale)
-    key = short_hash("|".join(sorted(s.run_key for s in stale)))
-    return [
-        dg.RunRequest(
-            job_name=reindex_job.name,
-            partition_key=user,
-            run_key=f"{user}:days:{days[0]}:{days[-1]}:{len(days)}:{key}",
-            run_config={"ops": {"archive_index": {"config": {"days": [d.isoformat() for d in days]}}}},
-            tags=_tags(
-                user, **{"memory_assets/attempt": attempt, "memory_assets/stale_days": str(len(days))}
-            ),
-        )
-    ]
-
-
 def _transcripts(
-    context: dg.SensorEvaluationContext, user: str, settings: Settings, cursor: Cursor, tick: Tick
+    user: str, settings: Settings, cursor: Cursor, states: Callable[[str], RunState], tick: Tick
 ) -> None:
     behind, recorded = sessions_behind(settings)
-    fresh = Freshness(cursor, {ALL: recorded} if recorded != "-" else {}, run_states(context.instance))
+    fresh = Freshness(cursor, {ALL: recorded} if recorded != "-" else {}, states)
     if fresh.up_to_date(ALL, None):
         tick.idle.setdefault(user, set()).add("ingested_turns")
         return
     attempt = fresh.due(ALL, None)
-    if attempt is None or _in_flight(context, user, write_path_job.name):
+    if attempt is None:
         return
-    run_key = f"{user}:write_path:{cursor.generation}"
-    fresh.requested(ALL, None, run_key, attempt)
-    tick.runs.append(
-        dg.RunRequest(
-            job_name=write_path_job.name,
-            partition_key=user,
-            run_key=run_key,
-            tags=_tags(user, **{"memory_assets/sessions_behind": ",".join(behind)[:200]}),
-        )
-    )
+    fresh.requested(ALL, None, f"{user}:batch", attempt)
+    tick.work[user].ingest = True
 
 
-def _in_flight(context: dg.SensorEvaluationContext, user: str, *jobs: str) -> bool:
-    return any(
-        context.instance.get_runs(
-            dg.RunsFilter(job_name=job, statuses=list(IN_FLIGHT), tags={USER_TAG: user}), limit=1
-        )
-        for job in jobs
-    )
-
-
-def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, tick: Tick) -> None:
+def _dream(user: str, settings: Settings, tick: Tick) -> None:
     """The dream's pacing of this home, from its persisted state (as ``dream_sensor``)."""
     state = load_dream_state(settings.dream_state_path, settings.log_md)
     decision = decide(settings, state, now=datetime.now(UTC))
@@ -340,37 +319,11 @@ def _dream(context: dg.SensorEvaluationContext, user: str, settings: Settings, t
         idle.add("vault")  # no day to consolidate
     if decision.kind == IDLE:
         idle.add("vault_lint")  # no lint due
-    if decision.kind == IDLE or _in_flight(context, user, dream_job.name, dream_lint_job.name):
         return
-    attempt = (
-        f"{state.failures.get(decision.batch_key, 0)}:"
-        f"{state.last_attempt_at.isoformat() if state.last_attempt_at else '-'}"
-    )
-    reason = {"memory_assets/reason": decision.reason[:200]}
-    if decision.kind == LINT:
-        last = state.last_lint_attempt_at.isoformat() if state.last_lint_attempt_at else "-"
-        tick.runs.append(
-            dg.RunRequest(
-                job_name=dream_lint_job.name,
-                partition_key=user,
-                run_key=f"{user}:lint:{last}",
-                tags=_tags(user, **reason),
-            )
-        )
-        return
-    tick.runs.append(
-        dg.RunRequest(
-            job_name=dream_job.name,
-            partition_key=user,
-            run_key=f"{user}:dream:{decision.batch_key}:{attempt}",
-            tags=_tags(user, **{"memory_assets/decision": decision.kind}, **reason),
-        )
-    )
+    tick.work[user].dream = True
 
 
-def _maybe_optimize(
-    context: dg.SensorEvaluationContext, user: str, home: Home, state: dict[str, Any], tick: Tick
-) -> list[Any]:
+def _maybe_optimize(user: str, home: Home, state: dict[str, Any], tick: Tick) -> list[Any]:
     """``optimize_reasons`` on the home's table (the check due and not ruled out by its directory)."""
     last_at, last_version = (state.get("optimize") or [0.0, 0.0, None])[1:3]
     now = freshness.clock()
@@ -381,21 +334,14 @@ def _maybe_optimize(
     stats = store.stats()
     if not stats.legacy:
         tick.idle.setdefault(user, set()).update(LEGACY)
-    if stats.legacy or _in_flight(context, user, optimize_index_job.name):
+    if stats.legacy:
         return [now, last_at, last_version]
     if last_at == 0.0:  # first look: the table as it is counts as optimised now
         return [now, now, stats.version]
     reasons = optimize_reasons(stats, float(last_at), last_version, now)
     if not reasons:
         return [now, last_at, last_version]
-    tick.runs.append(
-        dg.RunRequest(
-            job_name=optimize_index_job.name,
-            partition_key=user,
-            run_key=f"{user}:optimize:{stats.version}:{int(now // 3600)}",
-            tags=_tags(user, **{"memory_assets/reason": "; ".join(reasons)[:200]}),
-        )
-    )
+    tick.work[user].optimize = reasons
     return [now, now, stats.version]
 
 
@@ -403,7 +349,8 @@ ENDED = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRun
 
 
 def _ended_runs_users(instance: dg.DagsterInstance, cursor: HomesCursor, now: float) -> list[str]:
-    """The users of the runs that ended since the last tick (one query; the first tick starts now)."""
+    """The users of the runs that ended since the last tick (one query; the first tick starts now):
+    a run's user, or every user a batch named."""
     after = cursor.runs_after or now
     records = instance.get_run_records(
         filters=dg.RunsFilter(statuses=ENDED, updated_after=datetime.fromtimestamp(after, UTC)), limit=1000
@@ -411,8 +358,19 @@ def _ended_runs_users(instance: dg.DagsterInstance, cursor: HomesCursor, now: fl
     cursor.runs_after = max([after, *(r.update_timestamp.timestamp() for r in records)])
     found: list[str] = []
     for record in records:
+        found += users_of_batch(record.dagster_run)
         with contextlib.suppress(Exception):  # a run of another shape (a job by hand) names no user
             found += users_of_run(dict(record.dagster_run.tags), instance)
+    return found
+
+
+def _running_users(instance: dg.DagsterInstance) -> set[str]:
+    """The users with a run of their own queued or running (one query: the runs in flight)."""
+    records = instance.get_run_records(filters=dg.RunsFilter(statuses=IN_FLIGHT), limit=10_000)
+    found: set[str] = set()
+    for record in records:
+        with contextlib.suppress(Exception):
+            found |= set(users_of_run(dict(record.dagster_run.tags), instance))
     return found
 
 
@@ -451,20 +409,31 @@ def _sweep_slice(everyone: list[str], after: str, size: int) -> tuple[list[str],
     return picked, picked[-1]
 
 
+def _backing_off(root: Path, user: str, now: float) -> float | None:
+    """When a user whose last upkeep failed may go in a batch again, while it is backing off."""
+    try:
+        outcome = load_outcome(root, user)
+    except Exception:  # a user id the outcome cannot name is looked at, and warned of, as ever
+        return None
+    return None if retry_due(outcome, now) or outcome is None else outcome.retry_at
+
+
 @dg.sensor(
-    jobs=[reindex_job, index_files_job, optimize_index_job, write_path_job, dream_job, dream_lint_job],
+    jobs=[upkeep_batch_job],
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Many homes: keeps every home under MEMORY_ROOT current, looking only at the homes that "
-    "appeared, changed (the root's change feed), are due a retry, or come up in the sweep's slice; per "
-    "home it requests what the single home's sensors would (reindex, index_files, write_path, dream, "
-    "optimize), each run tagged with its user.",
+    "appeared, changed (the root's change feed), are due a retry, or come up in the sweep's slice; the "
+    "homes it finds with work (the write path, the index's catch-up, the dream, the reconcile, the day's "
+    "dedup measurement, the optimize) go in batches, one upkeep_batch run per batch of "
+    "MEMORY_UPKEEP_BATCH_SIZE users.",
 )
 def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
     root = memory.root_dir()
     if root is None:
         return dg.SensorResult(skip_reason="MEMORY_ROOT is not set: no homes to look at")
     cursor = HomesCursor.load(context.cursor)
+    batches = cursor.batches
     tick = Tick()
     now = freshness.clock()
     wanted: list[str] = list(cursor.queue)
@@ -478,25 +447,43 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
         cursor.users_sig = sig
     changes, cursor.feed = read_changes(root, cursor.feed)
     wanted += [c.user for c in changes]
+    wanted += batches.settle(context.instance)  # the users of the batches that ended
     wanted += _ended_runs_users(context.instance, cursor, now)
     wanted += [u for u, at in cursor.due.items() if at <= now]
     sweep, cursor.sweep_after = _sweep_slice(everyone, cursor.sweep_after, _count(SWEEP_ENV, 10))
     wanted += sweep
+    tick.running = _running_users(context.instance)
 
     budget = _count(PER_TICK_ENV, 100)
+    size = batch_size()
     order = list(dict.fromkeys(wanted))  # each home once, first come first served
     now_users, cursor.queue = order[:budget], order[budget:]
     for user in now_users:
+        if user in tick.running:  # its own run first; looked at again after the backoff
+            cursor.due[user] = now + freshness.RETRY_BASE_S
+            continue
+        if batches.requested_batch(user) is not None:  # looked at again when its batch ends
+            cursor.due.pop(user, None)
+            continue
+        if (retry_at := _backing_off(root, user, now)) is not None:  # a failed upkeep
+            cursor.due[user] = retry_at
+            continue
         try:
-            in_flight = _look_at(context, memory, user, tick)
+            pending = _look_at(context, memory, user, tick, batches)
         except Exception as exc:  # one broken home never stops the others
             tick.warnings.append(f"{user}: {type(exc).__name__}: {exc}")
-            in_flight = True
+            tick.work.pop(user, None)
+            pending = True
         tick.looked_at.append(user)
-        if in_flight:
+        work = tick.work.get(user)
+        if work and (request := batches.add(user, work, now, size)):
+            tick.runs.append(request)
+        if pending and not batches.in_batch(user):
             cursor.due[user] = now + freshness.RETRY_BASE_S
         else:
             cursor.due.pop(user, None)
+    if request := batches.due(now, batch_wait_s()):
+        tick.runs.append(request)
 
     registers: list[Any] = []
     if tick.new_users:
@@ -510,10 +497,15 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     for warning in tick.warnings:
         context.log.warning(warning)
     if tick.looked_at:
-        context.log.info(f"looked at {len(tick.looked_at)} home(s); {len(cursor.queue)} waiting")
+        context.log.info(
+            f"looked at {len(tick.looked_at)} home(s); {len(cursor.queue)} waiting; "
+            f"{len(batches.open)} in the open batch, {len(batches.requested)} batch(es) in flight"
+        )
     if not tick.runs and not tick.events and not registers:
         return dg.SensorResult(
-            skip_reason=f"looked at {len(tick.looked_at)} home(s): all current", cursor=cursor.dump()
+            skip_reason=f"looked at {len(tick.looked_at)} home(s): "
+            + (f"{len(batches.open)} waiting in the open batch" if batches.open else "all current"),
+            cursor=cursor.dump(),
         )
     return dg.SensorResult(
         run_requests=tick.runs,

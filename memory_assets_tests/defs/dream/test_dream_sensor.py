@@ -15,10 +15,10 @@ from memory_assets_tests.conftest import write_facts
 
 
 def tick(settings: Settings, instance: dg.DagsterInstance) -> dg.SensorResult:
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=instance, resources={"memory": MemoryHomeResource(home=str(settings.home))}
-    )
-    return dream_sensor(context)
+    ) as context:
+        return dream_sensor(context)
 
 
 def test_the_sensor_requests_the_batch_and_the_dream_job_consolidates_it(settings: Settings) -> None:

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from types import ModuleType
 
@@ -67,12 +67,32 @@ def tick(loc: ModuleType, instance: dg.DagsterInstance, cursor: str | None) -> d
     from memory_assets.defs.homes.sensors import homes_sensor
     from memory_assets.defs.resources import MemoryHomeResource
 
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource()}
-    )
-    result = homes_sensor(context)
+    ) as context:
+        result = homes_sensor(context)
     apply_tick(instance, result)
     return result
+
+
+def members(result: dg.SensorResult) -> dict[str, dict]:
+    """The users of a tick's upkeep batches, each with the hints its batch carries."""
+    out: dict[str, dict] = {}
+    for request in result.run_requests:
+        assert request.job_name == "upkeep_batch", request.job_name
+        for member in request.run_config["ops"]["upkeep_batch"]["config"]["members"]:
+            assert member["user"] not in out, f"{member['user']} is in two batches"
+            out[member["user"]] = member
+    return out
+
+
+def materialisations(result: dg.ExecuteInProcessResult, asset: str) -> dict[str, dg.AssetMaterialization]:
+    """A batch run's materialisations of ``asset``, by the user's partition."""
+    return {
+        m.partition: m
+        for m in (e.event_specific_data.materialization for e in result.get_asset_materialization_events())
+        if m.asset_key == dg.AssetKey(asset) and m.partition
+    }
 
 
 def run(loc: ModuleType, instance: dg.DagsterInstance, request: dg.RunRequest) -> dg.ExecuteInProcessResult:
@@ -94,6 +114,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) ->
     for name in ("MEMORY_HOME", "MEMORY_INDEX_URI", "MEMORY_INDEX_URI_TEMPLATE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MEMORY_DREAM_MIN_FACTS", "1000000")  # the dream's gates shut: index runs only
+    monkeypatch.setenv("MEMORY_UPKEEP_WAIT_S", "0")  # a tick's open batch is requested at its end
     return tmp_path / "root"
 
 
@@ -105,15 +126,13 @@ def test_three_users_logs_lead_to_three_users_partitions_each_index_holding_only
         first = tick(loc, instance, None)
         assert sorted(instance.get_dynamic_partitions("users")) == sorted(FACTS)
         assert instance.get_dynamic_partitions("log_days") == []  # days are inside a user's runs
-        reindex = [r for r in first.run_requests if r.job_name == "reindex"]
-        assert sorted(r.partition_key for r in reindex) == sorted(FACTS)
-        for request in reindex:  # each names its user's stale day
-            [day] = request.run_config["ops"]["archive_index"]["config"]["days"]
-            assert day == FACTS[request.partition_key][0].isoformat()
-        for request in first.run_requests:
-            user = request.tags["user"]
-            assert user in FACTS and request.run_key.startswith(f"{user}:")
-            assert run(loc, instance, request).success
+        [batch] = first.run_requests  # one run for the three users
+        found = members(first)
+        assert sorted(found) == sorted(FACTS)
+        for user, member in found.items():  # each names its user's stale day
+            assert member["keys"] == [f"archive:{FACTS[user][0].isoformat()}.md"]
+        done = run(loc, instance, batch)
+        assert done.success
 
         materialized = instance.get_materialized_partitions(dg.AssetKey("archive_index"))
         assert materialized == set(FACTS)
@@ -125,20 +144,19 @@ def test_three_users_logs_lead_to_three_users_partitions_each_index_holding_only
             others = {f for u, (_, f) in FACTS.items() if u != user}
             assert not others & contents, f"{user}'s index holds another user's rows"
 
-        # The runs ended: the next tick looks at their users' homes again, finds them current, and
-        # requests no reindex.
+        # The batch ended: the next tick looks at its users' homes again, finds them current, and
+        # asks for no catch-up (the day's dedup measurement was made in the batch, after it).
         second = tick(loc, instance, first.cursor)
-        assert not [r for r in second.run_requests if r.job_name == "reindex"]
+        assert not any(m["keys"] for m in members(second).values())
 
-        # A new home appears: the sensor registers it and requests its day.
+        # A new home appears: the sensor registers it and puts its day in a batch of its own.
         day = date(2026, 11, 13)
         seed(root, "dave", day, "Dave moved to Porto in the spring")
         third = tick(loc, instance, second.cursor)
         assert "dave" in instance.get_dynamic_partitions("users")
-        [request] = [r for r in third.run_requests if r.job_name == "reindex"]
-        assert request.partition_key == "dave"
-        assert request.run_config["ops"]["archive_index"]["config"]["days"] == [day.isoformat()]
-        assert all(r.tags["user"] == "dave" for r in third.run_requests)
+        found = members(third)
+        assert found["dave"]["keys"] == [f"archive:{day.isoformat()}.md"]
+        assert not any(m["keys"] for u, m in found.items() if u != "dave")
 
 
 @pytest.mark.slow
@@ -151,9 +169,14 @@ def test_a_tick_looks_only_at_the_homes_that_changed(root: Path, monkeypatch: py
     monkeypatch.setenv("MEMORY_HOMES_SWEEP_PER_TICK", "1")
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
         cursor = None
-        for _ in range(3):  # at most 100 homes a tick: the first tick sees every (new) home
+        for _ in range(6):  # the first ticks see every (new) home; their batches run as launched
             result = tick(loc, instance, cursor)
             cursor = result.cursor
+            for request in result.run_requests:
+                assert run(loc, instance, request).success
+        result = tick(loc, instance, cursor)  # the batches' users looked at again: all current
+        assert not result.run_requests
+        cursor = result.cursor
         states = {u: root / "state" / "homes_sensor" / f"{u}.json" for u in users}
         assert all(p.exists() for p in states.values())
         before = {u: p.stat().st_mtime_ns for u, p in states.items()}
@@ -167,34 +190,37 @@ def test_a_tick_looks_only_at_the_homes_that_changed(root: Path, monkeypatch: py
 
 
 @pytest.mark.slow
-def test_a_new_home_with_several_days_is_one_reindex_run_of_its_user(root: Path) -> None:
-    """Five days of one new home are one ``reindex`` run of the user's partition naming the five
-    days, not five runs; run as the daemon runs it, it indexes every day of the user and no
-    other's."""
+def test_a_new_home_with_several_days_is_one_member_of_one_batch(root: Path) -> None:
+    """Five days of one new home are one member of the tick's one batch naming the five days, not
+    five runs; run as the daemon runs it, it indexes every day of each user's and no other's, and
+    each user's partition shows the batch's materialisation with the asset's own metadata."""
     days = [date(2026, 10, 1 + 7 * n) for n in range(5)]
     for n, day in enumerate(days):
         seed(root, "erin", day, f"Erin planted {n + 2} lemon trees in the allotment")
     seed(root, "frank", date(2026, 10, 10), "Frank repairs old radios in the shed")
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
         result = tick(loc, instance, None)
-        erin = [r for r in result.run_requests if r.job_name == "reindex" and r.tags["user"] == "erin"]
-        assert len(erin) == 1, [r.tags for r in erin]
-        [request] = erin
-        assert request.partition_key == "erin" and request.run_key.startswith("erin:")
-        assert request.run_config["ops"]["archive_index"]["config"]["days"] == [d.isoformat() for d in days]
-        assert request.tags["memory_assets/stale_days"] == "5"
+        [request] = result.run_requests
+        found = members(result)
+        assert found["erin"]["keys"] == [f"archive:{d.isoformat()}.md" for d in days]
+        assert found["frank"]["keys"] == ["archive:2026-10-10.md"]
+        assert request.tags["memory_assets/users"] == "2"
         done = run(loc, instance, request)
         assert done.success
-        assert done.dagster_run.tags["dagster/partition"] == "erin"  # what the per-user limit keys on
-        [materialization] = done.asset_materializations_for_node("archive_index")
-        assert materialization.metadata["days_reindexed"].value == 5
-        assert materialization.metadata["embedded"].value == 5
-        assert instance.get_materialized_partitions(dg.AssetKey("archive_index")) == {"erin"}
+        assert "dagster/partition" not in done.dagster_run.tags  # a batch is no one user's run
+        by_user = materialisations(done, "archive_index")
+        assert by_user["erin"].metadata["days_reindexed"].value == 5
+        assert by_user["erin"].metadata["embedded"].value == 5
+        assert by_user["frank"].metadata["days_reindexed"].value == 1
+        assert instance.get_materialized_partitions(dg.AssetKey("archive_index")) == {"erin", "frank"}
         archive = sorted(
             c for _, c, source in open_user_home(root, "erin").store.contents() if source == "archive_log"
         )
         assert archive == sorted(f"Erin planted {n + 2} lemon trees in the allotment" for n in range(5))
-        assert open_user_home(root, "frank").store.count("source_type = 'archive_log'") == 0
+        frank = [
+            c for _, c, source in open_user_home(root, "frank").store.contents() if source == "archive_log"
+        ]
+        assert frank == ["Frank repairs old radios in the shed"]
 
 
 def test_the_sweep_goes_round_every_home_listing_them_only_when_one_appears(
@@ -249,10 +275,11 @@ def test_without_a_root_the_single_home_location_is_unchanged() -> None:
     assert {"daily_log_sensor", "vault_sensor", "dream_sensor"} <= names and "homes_sensor" not in names
 
 
-def test_the_daily_schedules_request_a_run_only_for_the_users_with_work(root: Path) -> None:
+def test_the_hand_off_and_the_days_dedup_measurement_go_in_the_users_batch_only_where_there_is_work(
+    root: Path,
+) -> None:
     """The reconcile goes to the users whose dream hand-off holds lines, the dedup measurement to
-    the users whose index changed since their last report; each run on the user's partition,
-    tagged with the user."""
+    the users whose index changed since an earlier day's report (or who have none)."""
     homes = {user: open_user_home(root, user, create=True).settings for user in ("alice", "bob", "carol")}
     homes["alice"].superseded_path.parent.mkdir(parents=True, exist_ok=True)
     homes["alice"].superseded_path.write_text("Drives to work\n")
@@ -264,22 +291,10 @@ def test_the_daily_schedules_request_a_run_only_for_the_users_with_work(root: Pa
     time.sleep(0.05)
     homes["carol"].dedup_dir.mkdir(parents=True, exist_ok=True)
     (homes["carol"].dedup_dir / "report.json").write_text("{}")  # measured after its last change
-    with location(MEMORY_ROOT=str(root)):
-        from memory_assets.defs.homes.schedules import homes_dedup_schedule, homes_reconcile_schedule
-        from memory_assets.defs.resources import MemoryHomeResource
-
-        def requests(schedule: dg.ScheduleDefinition) -> list[dg.RunRequest]:
-            context = dg.build_schedule_context(
-                resources={"memory": MemoryHomeResource()},
-                scheduled_execution_time=datetime(2026, 12, 2, 4, 30, tzinfo=UTC),  # as the daemon sets it
-            )
-            return list(schedule(context))
-
-        [reconcile] = requests(homes_reconcile_schedule)
-        assert reconcile.partition_key == "alice" and reconcile.tags == {"user": "alice"}
-        [dedup] = requests(homes_dedup_schedule)
-        assert dedup.partition_key == "bob" and dedup.tags == {"user": "bob"}
-        assert reconcile.run_key == "alice:reconcile:2026-12-02" and dedup.run_key == "bob:dedup:2026-12-02"
+    with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
+        found = members(tick(loc, instance, None))
+        assert [u for u, m in sorted(found.items()) if m["reconcile"]] == ["alice"]
+        assert [u for u, m in sorted(found.items()) if m["dedup"]] == ["bob"]
 
 
 def test_every_asset_of_a_home_is_partitioned_by_user_with_no_backfill_policy(root: Path) -> None:
@@ -351,7 +366,7 @@ def test_a_user_partition_shows_as_missing_only_while_there_is_work(root: Path, 
     first tick records once, per user, each asset with nothing to do (and each file Dagster never
     writes) as materialised, and leaves missing what has work: alice's dedup measurement (her
     index changed since her last one, none) and her dream (her days wait for consolidation),
-    bob's lint (due on a home never linted, and requested). A second tick records nothing again."""
+    bob's lint (due on a home never linted, and in his batch). A second tick records nothing again."""
     alice = open_user_home(root, "alice", create=True, embedder=embedder)
     write_facts(alice.settings, date(2026, 11, 10), "Alice keeps bees on the roof")
     write_facts(alice.settings, date(2026, 11, 12), "Alice sells honey at the market")
@@ -359,8 +374,9 @@ def test_a_user_partition_shows_as_missing_only_while_there_is_work(root: Path, 
     open_user_home(root, "bob", create=True)
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
         first = tick(loc, instance, None)
-        [lint] = first.run_requests
-        assert lint.job_name == "dream_lint" and lint.partition_key == "bob"
+        found = members(first)
+        assert found["bob"]["dream"] and not found["alice"]["dream"]  # bob's lint is due
+        assert found["alice"]["dedup"]
 
         def materialized(user: str) -> set[str]:
             graph = loc.defs.resolve_asset_graph()
@@ -404,15 +420,16 @@ def test_a_user_partition_shows_as_missing_only_while_there_is_work(root: Path, 
 
 
 def test_a_day_with_its_request_in_flight_is_never_recorded_as_nothing_to_do(root: Path) -> None:
-    """bob's logs are not indexed: the first tick requests his reindex; a second look at his home
-    while that request is in flight (not run here) must not record his partition as done."""
+    """bob's logs are not indexed: the first tick puts his day in a batch; a second look at his
+    home while that batch has not run must not record his partition as done, nor put his day in
+    a second batch before the first one's backoff."""
     seed(root, "bob", date(2026, 11, 5), "Bob tunes pianos for a living")
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
         first = tick(loc, instance, None)
-        assert [r.partition_key for r in first.run_requests if r.job_name == "reindex"] == ["bob"]
+        assert members(first)["bob"]["keys"] == ["archive:2026-11-05.md"]
         note_change(root, "bob", "turns")  # the feed names him: looked at again
         second = tick(loc, instance, first.cursor)
-        assert not [r for r in second.run_requests if r.job_name == "reindex"]  # in flight: not again
+        assert not any(m["keys"] for m in members(second).values())  # pending: not again yet
         recorded = {e.asset_key.to_user_string() for e in [*first.asset_events, *second.asset_events]}
         assert "archive_index" not in recorded
         assert "bob" not in instance.get_materialized_partitions(dg.AssetKey("archive_index"))

@@ -44,12 +44,12 @@ def tick(
     """One evaluation, then what the daemon does with its partition requests and asset events (on
     the home's instance: one ephemeral instance per home unless one is given)."""
     instance = instance or _INSTANCES.setdefault(str(settings.home), dg.DagsterInstance.ephemeral())
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=instance,
         cursor=cursor,
         resources={"memory": MemoryHomeResource(home=str(settings.home))},
-    )
-    result = sensor(context)
+    ) as context:
+        result = sensor(context)
     apply_tick(instance, result)
     return result
 

@@ -14,10 +14,10 @@ from memory_assets_tests.core.write_path.test_ingest import write_transcripts
 
 
 def tick(settings: Settings, instance: dg.DagsterInstance, cursor: str | None) -> dg.SensorResult:
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=instance, cursor=cursor, resources={"memory": MemoryHomeResource(home=str(settings.home))}
-    )
-    return transcripts_sensor(context)
+    ) as context:
+        return transcripts_sensor(context)
 
 
 def test_the_sensor_requests_the_write_path_and_the_asset_counts_outcomes(

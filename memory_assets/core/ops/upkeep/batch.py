@@ -15,6 +15,9 @@ One user's failure, whatever raises (a home that cannot be opened, a broken page
 table, a bad model answer), is that user's recorded outcome, never the batch's end. Only
 ``BaseException`` (a kill, an interrupt) stops the loop, and each home is then as its runners'
 crash safety leaves it: what was not reached is still due, and the next batch finds it.
+
+Failpoints: ``upkeep.held`` (a user's exclusion taken, no step run yet) and ``upkeep.user_done``
+(a user's outcome recorded and reported).
 """
 
 import time
@@ -24,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memory_assets.core.dream.consolidator import Consolidator
+from memory_assets.core.failpoints import failpoint
 from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
@@ -58,6 +62,14 @@ class UserUpkeep:
     def ok(self) -> bool:
         return not self.skipped and not self.failed
 
+    @property
+    def optimized_version(self) -> int | None:
+        """The table's version after this upkeep's optimize (None: it ran none)."""
+        for step in self.steps:
+            if step.step == "optimize" and step.ok:
+                return int(step.result.after.version)
+        return None
+
 
 def run_batch(
     root: Path,
@@ -79,6 +91,7 @@ def run_batch(
         try:
             home = open_user_home(root, user, embedder=embedder)
             with exclusive(home.settings, holder, timeout=0):
+                failpoint("upkeep.held")
                 entry.steps = upkeep_home(
                     home,
                     work,
@@ -93,11 +106,18 @@ def run_batch(
         entry.seconds = time.perf_counter() - start
         try:
             entry.outcome = record_outcome(
-                root, user, at=time.time(), run=holder, failed=entry.failed, skipped=entry.skipped
+                root,
+                user,
+                at=time.time(),
+                run=holder,
+                failed=entry.failed,
+                skipped=entry.skipped,
+                optimized_version=entry.optimized_version,
             )
         except Exception as exc:  # a user id that is not valid cannot even be recorded
             entry.error = entry.error or f"{type(exc).__name__}: {exc}"
         done.append(entry)
         if on_user is not None:
             on_user(entry)
+        failpoint("upkeep.user_done")
     return done

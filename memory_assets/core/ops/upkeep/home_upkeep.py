@@ -11,7 +11,8 @@ The caller holds the user's exclusion (``exclusion.py``). The steps, and when ea
 4. **reconcile**: after a productive dream, or whenever the hand-off holds lines (a dream outside
    left them, or an earlier reconcile was cut short): retire superseded, then the sweep;
 5. **dedup**: the measurement, its files and the analysts' report, when the index changed since
-   the last one and either the hints ask (the day's measurement) or this upkeep consolidated;
+   the last one and the hints ask, or this upkeep consolidated, or the last one is from an earlier
+   day (the day's measurement, which the planner would ask for next);
 6. **optimize**: after the reconcile (its third step), when the hints give the table's reasons,
    or when this upkeep's ingest or catch-up committed rows: compaction, index folding, pruning.
 
@@ -26,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
@@ -34,7 +36,7 @@ from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.home import Home
 from memory_assets.core.index.indexer import SweepResult
-from memory_assets.core.ops.upkeep.work import Work, dedup_due
+from memory_assets.core.ops.upkeep.work import Work, dedup_due, dedup_due_today
 from memory_assets.core.reconcile import handoff_pending, reconcile
 from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.ingest import ingest_transcripts
@@ -59,6 +61,8 @@ class DedupResult:
     """The dedup step's outputs: the measurement, its files and the rendered report."""
 
     measurement: Any
+    directory: Path
+    """Where the dedup files are (the home's ``dedup/``)."""
     paths: dict[str, Any] = field(default_factory=dict)
     html: Any = None
 
@@ -139,7 +143,7 @@ def upkeep_home(
         reconciled = step("reconcile", lambda: reconcile(settings, home.indexer, optimize=False)).ok
         consolidated = True
 
-    if dedup_due(settings) and (work.wants("dedup") or consolidated):
+    if dedup_due(settings) and (work.wants("dedup") or consolidated or dedup_due_today(settings, now)):
         step("dedup", lambda: _measure(home, source))
 
     if reconciled or committed or work.wants("optimize"):
@@ -161,4 +165,5 @@ def _catch_up(home: Home, keys: list[str]) -> SweepResult:
 def _measure(home: Home, source: str) -> DedupResult:
     measurement = measure_home(home.settings, home.store)
     paths = write_measurement(measurement, home.settings.dedup_dir, source=source)
-    return DedupResult(measurement, paths, write_report_html(home.settings.dedup_dir))
+    directory = home.settings.dedup_dir
+    return DedupResult(measurement, directory, paths, write_report_html(directory))

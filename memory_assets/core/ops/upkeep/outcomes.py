@@ -41,6 +41,10 @@ class Outcome:
     failures: int = 0
     """Failed upkeeps in a row, this one included."""
     retry_at: float = 0.0
+    optimized_at: float = 0.0
+    """When an upkeep last optimized the user's table (0: none recorded), and its version then:
+    the planner's optimize check counts from it (``optimize_reasons``' a day since the last)."""
+    optimized_version: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,9 +59,17 @@ def load_outcome(root: Path, user: str) -> Outcome | None:
 
 
 def record_outcome(
-    root: Path, user: str, *, at: float, run: str, failed: dict[str, str], skipped: str = ""
+    root: Path,
+    user: str,
+    *,
+    at: float,
+    run: str,
+    failed: dict[str, str],
+    skipped: str = "",
+    optimized_version: int | None = None,
 ) -> Outcome:
-    """Record one upkeep of ``user``: failed steps (empty: none), or ``skipped`` (held)."""
+    """Record one upkeep of ``user``: failed steps (empty: none), or ``skipped`` (held);
+    ``optimized_version``: the table's version after this upkeep's optimize, when it ran one."""
     before = load_outcome(root, user)
     if skipped:
         outcome = Outcome(
@@ -80,6 +92,10 @@ def record_outcome(
         )
     else:
         outcome = Outcome(ok=True, at=at, run=run)
+    if optimized_version is not None:
+        outcome.optimized_at, outcome.optimized_version = at, optimized_version
+    elif before is not None:
+        outcome.optimized_at, outcome.optimized_version = before.optimized_at, before.optimized_version
     save_home_state(root, NAME, user, outcome.to_dict())
     return outcome
 

@@ -53,6 +53,13 @@ class Work:
             or self.retry
         )
 
+    @classmethod
+    def everything(cls) -> "Work":
+        """Every step (a person naming a user without hints): the write path, the dream, the
+        reconcile (its sweep is the whole catch-up), the dedup measurement when the index changed,
+        and the optimize."""
+        return cls(ingest=True, dream=True, dedup=True, optimize=["asked for by hand"], retry=["reconcile"])
+
     def wants(self, step: str) -> bool:
         """Whether the hints ask for ``step`` (a retried step counts)."""
         if step in self.retry:
