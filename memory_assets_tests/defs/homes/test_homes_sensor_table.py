@@ -1,8 +1,8 @@
 """The homes sensor keeps each home's table id in the home's cursor, keyed by the table
 directory (``core/index/table_directory.py``): a look at a home opens no table while its table is
 the same, and a table rebuilt or replaced behind the index state is still noticed and reindexed.
-Real homes indexed with the real model, a real instance, the requests run as the daemon runs
-them; tables opened are counted by a wrapper around the real ``MemoryStore.table``."""
+Real homes indexed with the real model, a real instance, the batches requested run as the daemon
+runs them; tables opened are counted by a wrapper around the real ``MemoryStore.table``."""
 
 import shutil
 import time
@@ -22,7 +22,7 @@ from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.root_feed import load_home_state, note_change
 from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.settings import Settings
-from memory_assets_tests.defs.homes.test_homes import location, run, seed, tick
+from memory_assets_tests.defs.homes.test_homes import location, members, run, seed, tick
 
 DAY = date(2026, 11, 20)
 FACTS = {"alice": "Alice keeps bees on the roof of her flat", "bob": "Bob plays the cello every Sunday"}
@@ -35,6 +35,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) ->
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MEMORY_DREAM_MIN_FACTS", "1000000")  # the dream's gates shut: index runs only
     monkeypatch.setenv("MEMORY_HOMES_SWEEP_PER_TICK", "1")
+    monkeypatch.setenv("MEMORY_UPKEEP_WAIT_S", "0")  # a tick's open batch is requested at its end
     root = tmp_path / "root"
     for user, fact in FACTS.items():
         seed(root, user, DAY, fact)
@@ -57,7 +58,18 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 def reindex_users(result: dg.SensorResult) -> list[str]:
-    return sorted(r.partition_key or "" for r in result.run_requests or [] if r.job_name == "reindex")
+    """The users whose batch member names a day to reindex."""
+    return sorted(u for u, m in members(result).items() if any(k.startswith("archive:") for k in m["keys"]))
+
+
+def batch_of(result: dg.SensorResult, user: str) -> dg.RunRequest:
+    """The tick's batch request holding ``user``."""
+    [request] = [
+        r
+        for r in result.run_requests
+        if user in {m["user"] for m in r.run_config["ops"]["upkeep_batch"]["config"]["members"]}
+    ]
+    return request
 
 
 def alice_uri(root: Path) -> str:
@@ -96,7 +108,7 @@ def test_a_table_rebuilt_behind_the_sensor_is_noticed_and_reindexed(
 ) -> None:
     """Alice's table dropped and created again, empty, with her index state left naming the old
     table: the memo's id would call her day current; the table directory's key changed, so the
-    sensor reads the new id, finds her day stale and requests its reindex, which refills the table."""
+    sensor reads the new id, finds her day stale and puts it in her batch, which refills the table."""
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
         first = tick(loc, instance, None)
         memo = load_home_state(root, "homes_sensor", "alice")["table"]
@@ -109,10 +121,8 @@ def test_a_table_rebuilt_behind_the_sensor_is_noticed_and_reindexed(
         note_change(root, "alice", "rebuilt")
         second = tick(loc, instance, first.cursor)
         assert alice_uri(root) in opened  # the key changed: the table was opened to read its id
-        [request] = [r for r in second.run_requests if r.job_name == "reindex"]
-        assert request.partition_key == "alice"
-        assert request.run_config["ops"]["archive_index"]["config"]["days"] == [DAY.isoformat()]
-        assert run(loc, instance, request).success
+        assert members(second)["alice"]["keys"] == [f"archive:{DAY.isoformat()}.md"]
+        assert run(loc, instance, batch_of(second, "alice")).success
         contents = [c for _, c, _ in open_user_home(root, "alice").store.contents()]
         assert FACTS["alice"] in contents
 
@@ -145,9 +155,8 @@ def test_a_replaced_table_directory_is_noticed_and_reindexed(root: Path, embedde
 
         note_change(root, "alice", "restored")
         second = tick(loc, instance, first.cursor)
-        [request] = [r for r in second.run_requests if r.job_name == "reindex"]
-        assert request.partition_key == "alice"
-        assert run(loc, instance, request).success
+        assert reindex_users(second) == ["alice"]
+        assert run(loc, instance, batch_of(second, "alice")).success
         assert load_home_state(root, "homes_sensor", "alice")["table"][1] == new_id
 
         note_change(root, "alice", "turns")
@@ -163,7 +172,7 @@ def test_the_optimize_check_opens_the_table_only_when_its_directory_leaves_a_rea
     """Ten minutes on, the optimize check is due: alice's table directory holds few files and
     versions and no day has passed since her table counted as optimised, so the check finds nothing
     with no table opened. A day on, her table changed since: the directory leaves the daily reason
-    possible, so the table is opened and the optimize requested."""
+    possible, so the table is opened and the optimize is in her batch."""
     now = [freshness.clock()]
     monkeypatch.setattr(freshness, "clock", lambda: now[0])
     with location(MEMORY_ROOT=str(root)) as loc, dg.instance_for_test() as instance:
@@ -177,7 +186,7 @@ def test_the_optimize_check_opens_the_table_only_when_its_directory_leaves_a_rea
         second = tick(loc, instance, first.cursor)
         assert load_home_state(root, "homes_sensor", "alice")["optimize"] == [now[0], optimized_at, version]
         assert alice_uri(root) not in opened
-        assert not [r for r in second.run_requests if r.job_name == "optimize_index"]
+        assert not any(m["optimize"] for m in members(second).values())
 
         seed(root, "alice", date(2026, 11, 21), "Alice sold her first jar of honey")
         open_user_home(root, "alice", embedder=embedder).indexer.sweep()
@@ -185,8 +194,7 @@ def test_the_optimize_check_opens_the_table_only_when_its_directory_leaves_a_rea
         note_change(root, "alice", "turns")
         third = tick(loc, instance, second.cursor)
         assert alice_uri(root) in opened
-        [request] = [r for r in third.run_requests if r.job_name == "optimize_index"]
-        assert request.partition_key == "alice"
-        assert "a day since the last optimize" in request.tags["memory_assets/reason"]
+        [reason] = members(third)["alice"]["optimize"]
+        assert "a day since the last optimize" in reason
         latest = open_user_home(root, "alice").store.stats().version
         assert load_home_state(root, "homes_sensor", "alice")["optimize"] == [now[0], now[0], latest]
