@@ -32,7 +32,7 @@ from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.upkeep.home_upkeep import StepResult, upkeep_home
-from memory_assets.core.ops.upkeep.outcomes import Outcome, record_outcome
+from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S, Outcome, record_outcome
 from memory_assets.core.ops.upkeep.work import Work
 from memory_assets.core.ops.users import open_user_home
 
@@ -81,9 +81,11 @@ def run_batch(
     source: str = "upkeep",
     consolidator: Callable[[Home], Consolidator] | None = None,
     on_user: Callable[[UserUpkeep], None] | None = None,
+    retry_base_s: float = RETRY_BASE_S,
 ) -> list[UserUpkeep]:
     """Each member's upkeep (see the module docstring); ``holder`` names this batch in the users'
-    exclusion notes and outcome records (a Dagster run's id)."""
+    exclusion notes and outcome records (a Dagster run's id); ``retry_base_s``: a failed user's
+    first backoff (``outcomes.py``)."""
     done: list[UserUpkeep] = []
     for user, work in members:
         start = time.perf_counter()
@@ -113,6 +115,7 @@ def run_batch(
                 failed=entry.failed,
                 skipped=entry.skipped,
                 optimized_version=entry.optimized_version,
+                retry_base_s=retry_base_s,
             )
         except Exception as exc:  # a user id that is not valid cannot even be recorded
             entry.error = entry.error or f"{type(exc).__name__}: {exc}"

@@ -5,10 +5,11 @@ what the last upkeep of the user did: ``ok``, ``skipped`` (held by another run, 
 the steps that failed with their errors, the run, the time, the failures in a row and
 ``retry_at``. The planner (the homes sensor) reads it before it puts a user in a batch:
 
-* a failed user is due again after a backoff of ``RETRY_BASE_S`` doubling with each failure in a
-  row, at most ``RETRY_MAX_S``, so a home that fails every time (a broken page) costs one attempt
+* a failed user is due again after a backoff of ``RETRY_BASE_S`` (the caller may give another:
+  the Dagster layer's ``MEMORY_UPKEEP_RETRY_S``) doubling with each failure in a row, at most
+  ``RETRY_MAX_S``, so a home that fails every time (a broken page) costs one attempt
   an hour, not one a tick, and every other user's batches go on without it;
-* a skipped user is due again after ``RETRY_BASE_S`` (the run holding it is short);
+* a skipped user is due again after the first backoff (the run holding it is short);
 * a user whose upkeep succeeded is due whenever a look finds work.
 
 It is a record, not the truth of what is due: every failed step leaves its work for the planner's
@@ -67,9 +68,12 @@ def record_outcome(
     failed: dict[str, str],
     skipped: str = "",
     optimized_version: int | None = None,
+    retry_base_s: float = RETRY_BASE_S,
 ) -> Outcome:
     """Record one upkeep of ``user``: failed steps (empty: none), or ``skipped`` (held);
-    ``optimized_version``: the table's version after this upkeep's optimize, when it ran one."""
+    ``optimized_version``: the table's version after this upkeep's optimize, when it ran one;
+    ``retry_base_s``: the first backoff (doubling with each failure in a row, at most
+    ``RETRY_MAX_S``)."""
     before = load_outcome(root, user)
     if skipped:
         outcome = Outcome(
@@ -78,7 +82,7 @@ def record_outcome(
             run=run,
             skipped=skipped[:MAX_ERROR_CHARS],
             failures=before.failures if before else 0,
-            retry_at=at + RETRY_BASE_S,
+            retry_at=at + retry_base_s,
         )
     elif failed:
         failures = (before.failures if before else 0) + 1
@@ -88,7 +92,7 @@ def record_outcome(
             run=run,
             failed={step: error[:MAX_ERROR_CHARS] for step, error in failed.items()},
             failures=failures,
-            retry_at=at + min(RETRY_BASE_S * 2 ** (failures - 1), RETRY_MAX_S),
+            retry_at=at + min(retry_base_s * 2 ** (failures - 1), RETRY_MAX_S),
         )
     else:
         outcome = Outcome(ok=True, at=at, run=run)
