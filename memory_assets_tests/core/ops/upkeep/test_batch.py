@@ -1,0 +1,120 @@
+"""Many users' upkeep in one process (``run_batch``), on real homes with the real model: one
+user's broken page fails that user alone, is recorded with its backoff and retried by a later
+batch; a user another process holds is skipped and named; a home that cannot be opened is that
+user's error; each step asks again, so a batch finds nothing left to do once it is done."""
+
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.ops.upkeep.batch import run_batch
+from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S, load_outcome
+from memory_assets.core.ops.upkeep.work import Work
+from memory_assets.core.ops.users import open_user_home
+from memory_assets.core.reconcile import handoff_pending
+from memory_assets.core.settings import Settings
+from memory_assets_tests.conftest import write_facts
+from memory_assets_tests.core.ops.upkeep.test_exclusion import held_by_another
+
+BROKEN = "---\ntitle: [unclosed\n---\n- a claim\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
+    """Three homes, each with yesterday's log indexed (as the memory service leaves a home)."""
+    for name in ("MEMORY_HOME", "MEMORY_INDEX_URI", "MEMORY_INDEX_URI_TEMPLATE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMORY_DREAM_MIN_FACTS", "1")  # the dream's gates open on any fact ...
+    monkeypatch.setenv("MEMORY_DREAM_MIN_HOURS", "0")  # ... and a failed batch is tried again at once
+    root = tmp_path / "root"
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
+    for user in ("ana", "bea", "cai"):
+        home = open_user_home(root, user, create=True, embedder=embedder)
+        write_facts(
+            home.settings, yesterday, f"{user} prefers green tea in the morning", f"{user} likes hiking"
+        )
+        home.ready().indexer.sweep()
+    return root
+
+
+def page(root: Path, user: str) -> Path:
+    return open_user_home(root, user).settings.notebook_dir / "3_Personal" / "Preferences.md"
+
+
+def settings(root: Path, user: str) -> Settings:
+    return open_user_home(root, user).settings
+
+
+@pytest.mark.slow
+def test_a_broken_page_fails_its_user_alone_and_a_later_batch_retries_it(
+    root: Path, embedder: Embedder
+) -> None:
+    page(root, "bea").parent.mkdir(parents=True, exist_ok=True)
+    page(root, "bea").write_text(BROKEN)
+    done = run_batch(
+        root, [(u, Work(dream=True)) for u in ("ana", "bea", "cai")], holder="B1", embedder=embedder
+    )
+    by_user = {e.user: e for e in done}
+    assert [u for u, e in by_user.items() if e.ok] == ["ana", "cai"]
+    assert list(by_user["bea"].failed) == ["dream"]
+    assert "no vault page holds any of the batch's 2 fact(s)" in by_user["bea"].failed["dream"]
+    for user in ("ana", "cai"):  # dreamed, reconciled, measured, optimized
+        steps = [s.step for s in by_user[user].steps]
+        assert steps == ["dream", "reconcile", "dedup", "optimize"], steps
+        assert f"{user} prefers green tea in the morning" in page(root, user).read_text()
+        assert not handoff_pending(settings(root, user))  # the folded lines are retired
+    outcome = load_outcome(root, "bea")
+    assert outcome is not None and not outcome.ok and outcome.failures == 1 and outcome.run == "B1"
+    assert outcome.retry_at == pytest.approx(outcome.at + RETRY_BASE_S)
+    assert load_outcome(root, "ana").ok  # type: ignore[union-attr]
+
+    # Failing again doubles the backoff; fixed, the retry (as the planner gives it) succeeds.
+    again = run_batch(root, [("bea", Work(retry=["dream"]))], holder="B2", embedder=embedder)
+    assert not again[0].ok
+    second = load_outcome(root, "bea")
+    assert second is not None and second.failures == 2
+    assert second.retry_at == pytest.approx(second.at + 2 * RETRY_BASE_S)
+    page(root, "bea").unlink()
+    [fixed] = run_batch(root, [("bea", Work(retry=["dream"]))], holder="B3", embedder=embedder)
+    assert fixed.ok, fixed.failed
+    assert "bea prefers green tea in the morning" in page(root, "bea").read_text()
+    assert load_outcome(root, "bea").ok  # type: ignore[union-attr]
+
+    # Done: asked again, every step finds nothing to do (no dream tick ingests, nothing to retire).
+    [idle] = run_batch(root, [("ana", Work(dream=True))], holder="B4", embedder=embedder)
+    assert idle.ok and [s.step for s in idle.steps] == ["dream"]
+    assert all(r.kind in ("idle", "lint") for r in idle.steps[0].result)
+
+
+@pytest.mark.slow
+def test_a_held_user_is_skipped_and_named_and_the_others_are_kept(
+    root: Path, embedder: Embedder, tmp_path: Path
+) -> None:
+    barrier = tmp_path / "release"
+    holder = held_by_another(settings(root, "bea"), barrier)
+    try:
+        start = time.monotonic()
+        done = run_batch(
+            root, [(u, Work(dream=True)) for u in ("ana", "bea", "cai")], holder="B1", embedder=embedder
+        )
+        elapsed = time.monotonic() - start
+    finally:
+        barrier.touch()
+        holder.wait(timeout=30)
+    by_user = {e.user: e for e in done}
+    assert by_user["ana"].ok and by_user["cai"].ok
+    assert by_user["bea"].skipped.startswith(f"held by upkeep batch run B1 (pid {holder.pid}")
+    assert by_user["bea"].steps == [] and not page(root, "bea").exists()  # nothing done to her home
+    outcome = load_outcome(root, "bea")
+    assert outcome is not None and outcome.skipped and outcome.failures == 0
+    assert elapsed < 300  # never waited for her (the holder waits up to 300 s)
+
+
+def test_a_home_that_cannot_be_opened_is_its_users_error(root: Path, embedder: Embedder) -> None:
+    done = run_batch(root, [("nobody", Work(dream=True)), ("../ana", Work())], holder="B1", embedder=embedder)
+    assert done[0].failed == {"home": "UnknownUserError: user 'nobody' has no memory yet"}
+    assert "is not valid" in done[1].failed["home"]
+    assert load_outcome(root, "nobody").failed == done[0].failed  # type: ignore[union-attr]
