@@ -69,6 +69,12 @@ def work_assets(work: Work) -> set[str]:
     return names
 
 
+def planned_assets(work: Work) -> set[str]:
+    """What a batch reports as planned for a member as it starts on it: the assets of its hints,
+    and ``vault`` for a dream (a lint's ``vault_lint`` is only known once the dream decides)."""
+    return work_assets(work) | ({"vault"} if work.dream else set())
+
+
 def _materialisation(asset: str, user: str, metadata: dict[str, object]) -> dg.AssetMaterialization:
     return dg.AssetMaterialization(asset_key=asset, partition=user, metadata=metadata)
 

@@ -4,11 +4,13 @@
 and the planner's hints each; the homes sensor cuts them, design §11.4), with the run's one
 embedder, so the model loads once per run whatever the number of users. As each user finishes:
 
+* once the user's exclusion is held, the assets its hints name are reported as planned by this
+  run, so the user's partitions show as materialising while the batch works on them;
 * every asset a step materialised is reported on the user's partition, with the metadata the
   asset's own run gives it (``events.py``), so the UI shows the user's partition materialised by
   this run, as if by a run of its own;
-* every asset a failed step did not materialise is reported as planned by this run and never
-  materialised, and the error is logged against the user; the run goes on with the next user and
+* every asset a failed step did not materialise is (or was already) reported as planned by this
+  run and never materialised, and the error is logged against the user; the run goes on with the next user and
   fails at its end, naming the failed users, so Dagster shows exactly those users' partitions as
   failed (a partition is failed when the run that planned it failed without materialising it)
   and every other user's as materialised;
@@ -31,7 +33,7 @@ from memory_assets.core.ops.upkeep.work import Work
 from memory_assets.core.settings import SettingsError
 from memory_assets.defs.partitions import USERS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-from memory_assets.defs.upkeep.events import user_events
+from memory_assets.defs.upkeep.events import planned_assets, user_events
 
 OP = "upkeep_batch"
 MAX_TABLE_ROWS = 500
@@ -126,11 +128,18 @@ def upkeep_batch(
     if missing := [u for u in users if u not in known]:
         context.instance.add_dynamic_partitions(USERS, missing)
 
+    planned: dict[str, set[str]] = {}
+
+    def start(user: str) -> None:  # the user's partitions show as materialising
+        planned[user] = planned_assets(work[user])
+        for asset in sorted(planned[user]):
+            _planned(context, asset, user)
+
     def report(entry: UserUpkeep) -> None:
         events, failed = user_events(entry, work[entry.user])
         for event in events:
             context.log_event(event)
-        for asset in failed:
+        for asset in sorted(set(failed) - planned.get(entry.user, set())):
             _planned(context, asset, entry.user)
         if entry.failed:
             context.log.error(f"{entry.user}: {_outcome(entry)}")
@@ -144,6 +153,7 @@ def upkeep_batch(
         embedder=embedder.get(),
         source=f"dagster:{context.run_id}",
         on_user=report,
+        on_start=start,
         retry_base_s=retry_base_s(),
     )
     failed = [e.user for e in entries if e.failed]

@@ -81,11 +81,13 @@ def run_batch(
     source: str = "upkeep",
     consolidator: Callable[[Home], Consolidator] | None = None,
     on_user: Callable[[UserUpkeep], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
     retry_base_s: float = RETRY_BASE_S,
 ) -> list[UserUpkeep]:
     """Each member's upkeep (see the module docstring); ``holder`` names this batch in the users'
-    exclusion notes and outcome records (a Dagster run's id); ``retry_base_s``: a failed user's
-    first backoff (``outcomes.py``)."""
+    exclusion notes and outcome records (a Dagster run's id); ``on_start(user)``: called once the
+    user's exclusion is held, before any step; ``retry_base_s``: a failed user's first backoff
+    (``outcomes.py``)."""
     done: list[UserUpkeep] = []
     for user, work in members:
         start = time.perf_counter()
@@ -93,6 +95,8 @@ def run_batch(
         try:
             home = open_user_home(root, user, embedder=embedder)
             with exclusive(home.settings, holder, timeout=0):
+                if on_start is not None:
+                    on_start(user)
                 failpoint("upkeep.held")
                 entry.steps = upkeep_home(
                     home,
