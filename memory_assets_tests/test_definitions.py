@@ -1,5 +1,7 @@
 """The whole code location loads, its lineage flows one way, and maintenance runs by default."""
 
+from pathlib import Path
+
 import dagster as dg
 
 from memory_assets.definitions import defs
@@ -27,6 +29,20 @@ def test_code_location_loads_and_resolves_every_job() -> None:
         "vault_sensor",
         "transcript_index_sensor",
     }
+
+
+def test_the_many_homes_code_location_loads_and_resolves_every_job(tmp_path: Path) -> None:
+    """With ``MEMORY_ROOT`` set the location is another shape (the homes sensor, the upkeep batch):
+    it loads as Dagster loads it, every job resolving."""
+    from memory_assets_tests.defs.homes.test_homes import location
+
+    with location(MEMORY_ROOT=str(tmp_path / "root")) as loc:
+        dg.Definitions.validate_loadable(loc.defs)
+        repo = loc.defs.get_repository_def()
+        assert {"upkeep_batch", "reindex", "dream", "dedup_across_users_job"} <= {
+            j.name for j in repo.get_all_jobs()
+        }
+        assert {s.name for s in loc.defs.sensors or []} == {"homes_sensor"}
 
 
 def test_lineage_flows_one_way_from_logs_to_the_index() -> None:

@@ -1,8 +1,8 @@
-"""The batch job: one run keeps many users' homes (``ops.upkeep_batch``)."""
+"""The batch job: one run keeps many users' homes (the op ``ops.upkeep_users``)."""
 
 import dagster as dg
 
-from memory_assets.defs.upkeep.ops import upkeep_batch
+from memory_assets.defs.upkeep.ops import upkeep_users
 
 
 @dg.job(
@@ -13,4 +13,4 @@ from memory_assets.defs.upkeep.ops import upkeep_batch
     tags={"memory_assets/kind": "upkeep_batch"},
 )
 def upkeep_batch_job() -> None:
-    upkeep_batch()
+    upkeep_users()

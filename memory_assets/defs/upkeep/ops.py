@@ -1,6 +1,6 @@
 """The batch op: many users' upkeep in one run, and each user's outcome reported as its own.
 
-``upkeep_batch`` runs ``core/ops/upkeep/batch.run_batch`` over the members of its config (a user
+The op ``upkeep_users`` (of the job ``upkeep_batch``) runs ``core/ops/upkeep/batch.run_batch`` over the members of its config (a user
 and the planner's hints each; the homes sensor cuts them, design §11.4), with the run's one
 embedder, so the model loads once per run whatever the number of users. As each user finishes:
 
@@ -35,7 +35,7 @@ from memory_assets.defs.partitions import USERS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.upkeep.events import planned_assets, user_events
 
-OP = "upkeep_batch"
+OP = "upkeep_users"
 MAX_TABLE_ROWS = 500
 RETRY_ENV = "MEMORY_UPKEEP_RETRY_S"
 
@@ -110,7 +110,7 @@ def _table(entries: list[UserUpkeep]) -> str:
     "optimize), each user under their exclusion, the model loaded once. Each user's materialisations "
     "(or failures) are reported on their own partitions; one user's failure never stops the others.",
 )
-def upkeep_batch(
+def upkeep_users(
     context: dg.OpExecutionContext,
     config: UpkeepBatchConfig,
     memory: MemoryHomeResource,
@@ -118,11 +118,13 @@ def upkeep_batch(
 ) -> None:
     root = memory.root_dir()
     if root is None:
-        raise dg.Failure("upkeep_batch needs MEMORY_ROOT (the root of the users' homes)")
+        raise dg.Failure("upkeep_users needs MEMORY_ROOT (the root of the users' homes)")
     users = [m.user for m in config.members]
     if len(set(users)) != len(users):
         twice = sorted({u for u in users if users.count(u) > 1})
-        raise dg.Failure(f"upkeep_batch config names {', '.join(twice)} more than once: name each user once")
+        raise dg.Failure(
+            f"the upkeep_batch config names {', '.join(twice)} more than once: name each user once"
+        )
     work = {m.user: m.work() for m in config.members}
     known = set(context.instance.get_dynamic_partitions(USERS))
     if missing := [u for u in users if u not in known]:

@@ -80,7 +80,7 @@ def members(result: dg.SensorResult) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for request in result.run_requests:
         assert request.job_name == "upkeep_batch", request.job_name
-        for member in request.run_config["ops"]["upkeep_batch"]["config"]["members"]:
+        for member in request.run_config["ops"]["upkeep_users"]["config"]["members"]:
             assert member["user"] not in out, f"{member['user']} is in two batches"
             out[member["user"]] = member
     return out

@@ -67,7 +67,7 @@ def batch_of(result: dg.SensorResult, user: str) -> dg.RunRequest:
     [request] = [
         r
         for r in result.run_requests
-        if user in {m["user"] for m in r.run_config["ops"]["upkeep_batch"]["config"]["members"]}
+        if user in {m["user"] for m in r.run_config["ops"]["upkeep_users"]["config"]["members"]}
     ]
     return request
 

@@ -43,7 +43,7 @@ def batch(loc: object, instance: dg.DagsterInstance, *members: dict) -> dg.Execu
     job = loc.defs.resolve_job_def("upkeep_batch")  # type: ignore[attr-defined]
     return job.execute_in_process(
         instance=instance,
-        run_config={"ops": {"upkeep_batch": {"config": {"members": list(members)}}}},
+        run_config={"ops": {"upkeep_users": {"config": {"members": list(members)}}}},
         raise_on_error=False,
     )
 
