@@ -5,6 +5,8 @@ otherwise). Its value is ``name=action`` pairs separated by ``;``:
 
 * ``kill``: the process SIGKILLs itself at that point (a crash: no cleanup, no finally blocks);
   ``kill@N``: the same, the Nth time the point is reached in this process;
+* ``kill-once:/path/to/marker``: the first process to reach the point creates the marker (atomically)
+  and SIGKILLs itself; every later one, in any process, passes (a crash that a retry survives);
 * ``pause:/path/to/barrier``: create ``/path/to/barrier.reached``, then wait until
   ``/path/to/barrier`` exists (a barrier a test releases, to interleave two real processes);
 * ``raise``: raise ``FailpointError``.
@@ -56,6 +58,12 @@ def failpoint(name: str) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
     elif action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif action.startswith("kill-once:"):
+        try:
+            os.close(os.open(action.removeprefix("kill-once:"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return  # a process before this one was killed here
+        os.kill(os.getpid(), signal.SIGKILL)
     elif action == "raise":
         raise FailpointError(f"failpoint {name} raised")
     elif action.startswith("pause:"):
@@ -67,4 +75,6 @@ def failpoint(name: str) -> None:
                 raise FailpointError(f"failpoint {name}: barrier {barrier} never released")
             time.sleep(0.01)
     else:
-        raise FailpointError(f"failpoint {name}: unknown action {action!r} (kill, raise, pause:PATH)")
+        raise FailpointError(
+            f"failpoint {name}: unknown action {action!r} (kill, kill@N, kill-once:PATH, raise, pause:PATH)"
+        )

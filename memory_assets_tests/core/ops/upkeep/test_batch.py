@@ -1,14 +1,20 @@
 """Many users' upkeep in one process (``run_batch``), on real homes with the real model: one
 user's broken page fails that user alone, is recorded with its backoff and retried by a later
 batch; a user another process holds is skipped and named; a home that cannot be opened is that
-user's error; each step asks again, so a batch finds nothing left to do once it is done."""
+user's error; each step asks again, so a batch finds nothing left to do once it is done; a batch
+killed inside a user's dream is finished by the next."""
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from memory_assets.core.audit.checks import run_all
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.upkeep.batch import run_batch
 from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S, load_outcome
@@ -17,7 +23,7 @@ from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.reconcile import handoff_pending
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
-from memory_assets_tests.core.ops.upkeep.test_exclusion import held_by_another
+from memory_assets_tests.core.ops.upkeep.test_exclusion import ROOT, held_by_another
 
 BROKEN = "---\ntitle: [unclosed\n---\n- a claim\n"
 
@@ -118,3 +124,32 @@ def test_a_home_that_cannot_be_opened_is_its_users_error(root: Path, embedder: E
     assert done[0].failed == {"home": "UnknownUserError: user 'nobody' has no memory yet"}
     assert "is not valid" in done[1].failed["home"]
     assert load_outcome(root, "nobody").failed == done[0].failed  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_a_batch_killed_inside_a_users_dream_is_finished_by_the_next(root: Path, embedder: Embedder) -> None:
+    """A batch process killed (SIGKILL) in bea's dream, after its commit and before its follow-up:
+    ana is kept, bea's index is behind her commit (the one check that says so names her day and
+    the reindex, as after any kill between a write and its reindex), cai is untouched; the next
+    batch finishes bea's dream (its step 0) and keeps cai, and every home passes every check."""
+    env = {**os.environ, "MEMORY_FAILPOINTS": "dream.committed=kill@2"}
+    killed = subprocess.run(
+        [sys.executable, "-m", "memory_assets_tests.core.ops.upkeep.batch_worker", str(root), "B1", "ana", "bea", "cai"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert blocking(root, "ana", embedder) == [] and blocking(root, "cai", embedder) == []
+    assert [name for name, _ in blocking(root, "bea", embedder)] == ["rows_match_logs"]
+    assert load_outcome(root, "cai") is None  # never reached
+
+    done = run_batch(root, [(u, Work(dream=True)) for u in ("bea", "cai")], holder="B2", embedder=embedder)
+    assert all(e.ok for e in done), [e.failed for e in done]
+    for user in ("ana", "bea", "cai"):
+        assert blocking(root, user, embedder) == [], user
+        assert f"{user} prefers green tea in the morning" in page(root, user).read_text()
+
+
+def blocking(root: Path, user: str, embedder: Embedder) -> list[tuple[str, str]]:
+    """The failing checks of error severity on ``user``'s home (``memory-assets check``'s)."""
+    home = open_user_home(root, user, embedder=embedder)
+    return [(o.name, o.summary) for o in run_all(home.settings, home.store, embedder) if o.blocking]
