@@ -97,6 +97,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_sparse_days.py
 	$(BIN)/python benchmarks/bench_table_damage.py
 	$(BIN)/python benchmarks/bench_homes.py
+	$(BIN)/python benchmarks/bench_upkeep.py
 	@if [ -f "$(LOCOMO)" ] && [ -d "$(LONGMEMEVAL)" ]; then $(BIN)/python benchmarks/bench_e2e.py --locomo "$(LOCOMO)" --longmemeval "$(LONGMEMEVAL)"; else echo "bench_e2e.py skipped: it needs LoCoMo's locomo10.json (make bench LOCOMO=PATH; you download it) and the LongMemEval-S dev sample (LONGMEMEVAL=$(LONGMEMEVAL))"; fi
 
 clean:

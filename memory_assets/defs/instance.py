@@ -16,9 +16,10 @@ What it holds (docs/guides/scale.md shows the file, and the PostgreSQL variant i
     ``dagster/partition=<user>``: one run per user at a time. A run over a range of partitions
     carries no such tag (only ``dagster/asset_partition_range_start``/``_end``); with many homes
     a range over several users is refused when the run starts (``defs/resources.py``);
-  - ``user``: the tag every run this project's sensors and schedules request carries with many
-    homes (beside its partition), and a run launched by hand may carry: one run per user at a
-    time for those too. Neither tag names a user on a single home's runs;
+  - ``user``: a tag a run launched by hand may carry with many homes (beside its partition):
+    one run per user at a time for those too. Neither tag names a user on a single home's runs,
+    nor an upkeep batch's (it works on many users, each under the user's exclusion instead:
+    ``core/ops/upkeep/exclusion.py``);
 
   the limits hold the runs the instance's queue launches (the daemon's run coordinator); a run
   executed in the caller's process (``dagster asset materialize``, ``execute_in_process``) never
@@ -50,7 +51,7 @@ TAG_LIMITS = (
         "dagster/partition",
         "never two runs of one partition at once: one home's day; many homes: a user, any run",
     ),
-    (USER_TAG, "many homes: one run per user at a time (the runs sensors and schedules request)"),
+    (USER_TAG, "many homes: one run per user at a time (a run launched with the user tag)"),
 )
 
 

@@ -1,13 +1,14 @@
 """Resources: the memory home (a ``Home``) and the embedder it hands its indexer.
 
 With many homes (``MEMORY_ROOT``; ``defs/partitions.py``), ``MemoryHomeResource`` opens the home
-of the run's user, read from the run when the resource is set up: the ``user`` tag (every run
-this project's sensors and schedules request carries it), else the run's partition
+of the run's user, read from the run when the resource is set up: the ``user`` tag (a run
+launched with it), else the run's partition
 (``dagster/partition``: every asset of a home is partitioned by user), else the users of its
 partition range. A run works on one user's home, so the per-user run limit
 (``defs/instance.py``) holds every run: a run over several users' partitions (a range launched
 by hand; a backfill makes one run per user) is refused as its resources are set up, with the fix.
-A sensor, which has no run, names the user: ``open_user(user)``.
+A sensor, which has no run, names the user: ``open_user(user)``; so does an upkeep batch, which
+names no user in its tags and opens its members' homes itself (``defs/upkeep/``).
 
 A one-user run holds the user's exclusion (``core/ops/upkeep/exclusion.py``) from its resources'
 set-up to their teardown, as a batch holds each of its users, so a batch and a per-user run never

@@ -4,21 +4,23 @@ differ, nothing shown as missing where there is nothing to do.
 A root holds alice's home, indexed as the memory service leaves it (three days of logs), and
 bob's, whose four days (none of them alice's) an assistant wrote straight into his logs, not
 indexed yet. ``dagster dev`` runs on it with ``MEMORY_ROOT`` and the instance file
-``memory-assets dagster-yaml`` writes; every index run pauses at a failpoint until the test lets
-it go, so a person can see bob's work in flight. Driven with Playwright in Debian's
+``memory-assets dagster-yaml`` writes; the homes sensor puts both homes in one upkeep batch, whose
+every index write pauses at a failpoint until the test lets it go, so a person can see bob's work
+in flight. Driven with Playwright in Debian's
 ``chromium-headless-shell``:
 
 1. while bob's reindex is held: ``archive_index`` has two partitions, one per user (never users
    x days: design §11.2), alice's materialised (the homes sensor found her index matching every
-   log of hers), bob's materialising, and none missing;
-2. released: both materialised, "Missing (0)"; bob's run reindexed exactly his four days;
+   log of hers), bob's materialising (the batch is on his days), and none missing;
+2. released: both materialised, "Missing (0)"; the batch reindexed exactly bob's four days;
 3. ``daily_logs`` and ``vault_index``: "Missing (0)";
 4. alice's partition of ``archive_index``: the homes sensor's record, with its reason; bob's:
-   his run's materialisation, with the days it reindexed.
+   the batch's materialisation, as if by a run of his own (the batch run named, the days it
+   reindexed for him).
 
 Over GraphQL, every asset's partitions: the only ones not materialised are those with work
-waiting (the dedup measurement of an index that changed, the dream of days not consolidated,
-its gates shut here). Screenshots go to ``ui-screenshots/many-homes/``, checked as the single
+waiting (the dream of days not consolidated, its gates shut here; the batch measured both users'
+changed indexes). Screenshots go to ``ui-screenshots/many-homes/``, checked as the single
 home's UI test checks its own.
 """
 
@@ -53,10 +55,9 @@ DAYS = {
     "alice": [date(2026, 11, 3), date(2026, 11, 10), date(2026, 11, 17)],
     "bob": [date(2026, 11, 5), date(2026, 11, 12), date(2026, 11, 19), date(2026, 11, 26)],
 }
-WORK_WAITING = {"dedup_history": ["alice"], "dedup_report": ["alice"], "vault": ["alice", "bob"]}
-"""The partitions with work waiting here: alice's index changed since her dedup measurement (none
-yet; the 04:30 schedule takes it; bob had no index when the sensor first looked, so nothing to
-measure then), and each user's days wait for the dream, whose gates the test shuts."""
+WORK_WAITING = {"vault": ["alice", "bob"]}
+"""The partitions with work waiting here: each user's days wait for the dream, whose gates the
+test shuts (the batch measured both users' indexes, which changed since no measurement)."""
 STATUSES = """{ assetNodes { assetKey { path } assetPartitionStatuses {
   ... on DefaultPartitionStatuses { unmaterializedPartitions } } } }"""
 RUNS = """{ runsOrError(limit: 100) { ... on Runs { results { runId status jobName
@@ -76,7 +77,7 @@ def ui(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator
             home.ready().indexer.sweep()  # as the memory service leaves a home it wrote to
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text(instance_yaml(InstanceConfig(max_concurrent_runs=2)))
-    env = many_homes_env(root, dagster_home, barrier)
+    env = {**many_homes_env(root, dagster_home, barrier), "MEMORY_UPKEEP_WAIT_S": "0"}
     try:
         process, url = serve_dagster_dev(
             BIN / "dagster", ["-m", "memory_assets.definitions"], env, base / "dagster_dev.log", ROOT, 180
@@ -91,21 +92,21 @@ def ui(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator
         stop_tree(process)
 
 
-def runs_of(url: str, user: str) -> list[dict[str, Any]]:
+def batches(url: str) -> list[dict[str, Any]]:
+    """The upkeep batch runs (the homes sensor requests no run of one user)."""
     found = graphql(url, RUNS)["runsOrError"]["results"]
-    return [r for r in found if {"key": "dagster/partition", "value": user} in r["tags"]]
+    assert all(r["jobName"] == "upkeep_batch" for r in found), [r["jobName"] for r in found]
+    return found
 
 
 def test_two_users_show_nothing_missing_where_there_is_nothing_to_do(ui: dict[str, Any]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     url = ui["url"]
-    # The homes sensor's first tick: bob's reindex requested and held at the failpoint.
-    wait_until(
-        lambda: any(r["jobName"] == "reindex" and r["status"] == "STARTED" for r in runs_of(url, "bob")),
-        seconds=420,
-    )
-    assert not [r for r in runs_of(url, "alice") if r["jobName"] == "reindex"]  # alice: nothing to do
+    # The homes sensor's first tick: one batch of both homes, held at the failpoint on bob's days.
+    wait_until(lambda: any(r["status"] == "STARTED" for r in batches(url)), seconds=420)
+    [batch] = batches(url)
+    assert {"key": "memory_assets/users", "value": "2"} in batch["tags"]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         try:
@@ -130,13 +131,10 @@ def test_two_users_show_nothing_missing_where_there_is_nothing_to_do(ui: dict[st
             # 2. Released: both users materialised, none missing.
             ui["barrier"].touch()
             wait_until(
-                lambda: (
-                    (found := runs_of(url, "bob"))
-                    and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in found)
-                ),
+                lambda: all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in batches(url)),
                 seconds=420,
             )
-            assert all(r["status"] == "SUCCESS" for r in runs_of(url, "bob")), runs_of(url, "bob")
+            assert [r["status"] for r in batches(url)] == ["SUCCESS"], batches(url)
             page.reload(wait_until="networkidle")
             expect(page.get_by_text("Materialized (2)", exact=True)).to_be_visible()
             expect(page.get_by_text("Missing (0)", exact=True)).to_be_visible()
@@ -159,11 +157,14 @@ def test_two_users_show_nothing_missing_where_there_is_nothing_to_do(ui: dict[st
             ).to_be_visible()
             steps.shot("archive-index-alice-recorded")
 
-            # 5. bob's partition: his run's materialisation, which reindexed his four days.
+            # 5. bob's partition: the batch's materialisation, which reindexed his four days, shown
+            #    as a run's is: the batch run named beside the metadata.
             page.get_by_text("bob", exact=True).first.click()
             expect(page.get_by_text("days_reindexed", exact=True).first).to_be_visible()
             expect(page.get_by_text("days_changed", exact=True).first).to_be_visible()
-            steps.shot("archive-index-bob-run")
+            expect(page.get_by_text(batch["runId"][:8]).first).to_be_visible()
+            expect(page.get_by_text("upkeep_batch", exact=True).first).to_be_visible()
+            steps.shot("archive-index-bob-batch")
         finally:
             browser.close()
     check_screenshots(steps.paths, FOLDER)
@@ -182,13 +183,14 @@ def test_two_users_show_nothing_missing_where_there_is_nothing_to_do(ui: dict[st
     finally:
         assert missing() == WORK_WAITING
 
-    # bob's run reindexed exactly his four days, and his index holds them.
+    # The batch reindexed exactly bob's four days, and his index holds them.
     store = open_user_home(ui["root"], "bob").store
     assert store.count("source_type = 'archive_log'") == len(DAYS["bob"])
     with dg.DagsterInstance.from_config(str(ui["dagster_home"])) as instance:
         [record] = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=dg.AssetKey("archive_index"), asset_partitions=["bob"]), limit=1
         ).records
+        assert record.run_id == batch["runId"]
         metadata = record.asset_materialization.metadata
         assert metadata["days_reindexed"].value == len(DAYS["bob"])
         assert metadata["embedded"].value == len(DAYS["bob"])
