@@ -157,6 +157,35 @@ def cpu_of_tree(pid: int) -> dict[str, float]:
     return {"runs": runs, "orchestration": orchestration}
 
 
+class PeakRss:
+    """The highest resident memory (VmHWM) of any run process under a ``dagster dev``, sampled
+    every two seconds while it is in use."""
+
+    def __init__(self, pid: int) -> None:
+        import threading
+
+        self.pid, self.peak_mb, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(2.0):
+            servers = {p for p in descendants(self.pid) if "api grpc" in cmdline(p)}
+            for p in descendants(self.pid):
+                fields = _stat(p)
+                if fields is None or int(fields[1]) not in servers:
+                    continue
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                        if line.startswith("VmHWM:"):
+                            self.peak_mb = max(self.peak_mb, int(line.split()[1]) / 1024)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.peak_mb
+
+
 RUNS = """query($cursor: String) { runsOrError(limit: 1000, cursor: $cursor) { ... on Runs { results {
   runId status jobName startTime endTime tags { key value } } } } }"""
 
@@ -238,6 +267,7 @@ def batched(root: Path, users: list[str], work: Path, args: argparse.Namespace) 
     start = time.monotonic()
     with dagster_dev(root, work, env) as (process, url):
         before = cpu_of_tree(process.pid)
+        rss = PeakRss(process.pid)
 
         def done(_runs: list[dict[str, Any]]) -> bool:
             return all(load_outcome(root, u) is not None for u in users)
@@ -245,6 +275,7 @@ def batched(root: Path, users: list[str], work: Path, args: argparse.Namespace) 
         runs = settle(url, done, timeout=args.timeout)
         time.sleep(5)  # every run process reaped by its code server
         after = cpu_of_tree(process.pid)
+        peak_rss = rss.stop()
     wall = time.monotonic() - start
     members = batch_members(work / "dagster_home")
     outcomes = [load_outcome(root, u) for u in users]
@@ -257,6 +288,7 @@ def batched(root: Path, users: list[str], work: Path, args: argparse.Namespace) 
         "wall_s": wall,
         "runs_wall_s": run_seconds(runs),
         "users_ok": sum(1 for o in outcomes if o is not None and o.ok),
+        "run_peak_rss_mb": peak_rss,
         "members": members,
     }
 
@@ -328,6 +360,7 @@ def today(root: Path, users: list[str], work: Path, args: argparse.Namespace) ->
     try:
         with dagster_dev(root, work, env, code=code) as (process, url):
             before = cpu_of_tree(process.pid)
+            rss = PeakRss(process.pid)
             # The sensors' part of the day: each user's dream (and what else the homes sensor
             # finds) and the reconcile after it; then the two daily schedules.
             settle(
@@ -337,6 +370,7 @@ def today(root: Path, users: list[str], work: Path, args: argparse.Namespace) ->
             runs = settle(url, lambda runs: True, args.timeout)
             time.sleep(5)
             after = cpu_of_tree(process.pid)
+            peak_rss = rss.stop()
     finally:
         subprocess.run(
             ["git", "-C", str(REPO), "worktree", "remove", "--force", str(code)], capture_output=True
@@ -355,6 +389,7 @@ def today(root: Path, users: list[str], work: Path, args: argparse.Namespace) ->
         "orchestration_cpu_s": after["orchestration"],
         "wall_s": time.monotonic() - start,
         "runs_wall_s": run_seconds(runs),
+        "run_peak_rss_mb": peak_rss,
     }
 
 
@@ -423,6 +458,7 @@ def one_size(n: int, templates: list[Path], work: Path, args: argparse.Namespace
     out["failed_runs_batched"], out["users_ok_batched"] = side["failed_runs"], side["users_ok"]
     out["cpu_batched_s"], out["orchestration_cpu_batched_s"] = side["cpu_s"], side["orchestration_cpu_s"]
     out["wall_batched_s"], out["runs_wall_batched_s"] = side["wall_s"], side["runs_wall_s"]
+    out["run_peak_rss_batched_mb"] = side["run_peak_rss_mb"]
     out["index_bytes_after_upkeep"] = index_bytes(root, users)
     out["work_batched"] = len(members)
     shutil.rmtree(work / f"batched-{n}")
@@ -509,6 +545,12 @@ def report(results: list[dict[str, Any]], disk: dict[str, Any] | None) -> dict[s
                 if r.get("today_sample")
                 else ""
             )
+        )
+    for r in results:
+        sample = r.get("today_sample")
+        print(
+            f"{r['homes']} homes: the largest run process held {r['run_peak_rss_batched_mb']:.0f} MB batched"
+            + (f", {sample['run_peak_rss_mb']:.0f} MB today" if sample else "")
         )
     if disk:
         summary["disk"] = disk
