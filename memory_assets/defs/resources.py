@@ -28,6 +28,7 @@ from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embe
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.users import ROOT_ENV, open_user_home, user_settings
 from memory_assets.core.settings import Settings, SettingsError
+from memory_assets.defs import env
 from memory_assets.defs.instance import USER_TAG
 from memory_assets.defs.partitions import MANY_HOMES, day_partitions, user_of
 
@@ -38,13 +39,7 @@ LOCK_WAIT_S = 30.0
 
 def lock_wait_s() -> float:
     """How long a one-user run waits for the user's exclusion (``MEMORY_UPKEEP_LOCK_WAIT_S``)."""
-    raw = os.environ.get(LOCK_WAIT_ENV)
-    try:
-        return max(0.0, float(raw)) if raw else LOCK_WAIT_S
-    except ValueError:
-        raise SettingsError(
-            f"{LOCK_WAIT_ENV}={raw!r}: give a number of seconds (default {LOCK_WAIT_S:g})"
-        ) from None
+    return env.number(LOCK_WAIT_ENV, LOCK_WAIT_S)
 
 
 def users_of_run(tags: dict[str, str], instance: dg.DagsterInstance | None) -> list[str]:

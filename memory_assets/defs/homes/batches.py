@@ -20,7 +20,6 @@ user in the open batch or a requested one counts as a run in flight; one in neit
 batch end (``batch_state``), so a file still stale is requested again after the backoff.
 """
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +27,7 @@ import dagster as dg
 
 from memory_assets.core.index.freshness import RunState
 from memory_assets.core.ops.upkeep.work import Work
+from memory_assets.defs import env
 from memory_assets.defs.upkeep.jobs import upkeep_batch_job
 from memory_assets.defs.upkeep.ops import OP
 
@@ -47,20 +47,13 @@ IN_FLIGHT = [
 
 
 def batch_size() -> int:
-    return _number(BATCH_SIZE_ENV, BATCH_SIZE, int)
+    """``MEMORY_UPKEEP_BATCH_SIZE``: the most users in one batch."""
+    return int(env.number(BATCH_SIZE_ENV, BATCH_SIZE, int, minimum=1))
 
 
 def batch_wait_s() -> float:
-    return _number(BATCH_WAIT_ENV, BATCH_WAIT_S, float)
-
-
-def _number(name: str, default: float, kind: type) -> Any:
-    raw = os.environ.get(name)
-    try:
-        value = kind(raw) if raw else default
-    except ValueError:
-        value = default
-    return max(kind(1), value) if kind is int else max(0.0, value)
+    """``MEMORY_UPKEEP_WAIT_S``: how long a batch's first user waits for the batch to fill."""
+    return env.number(BATCH_WAIT_ENV, BATCH_WAIT_S)
 
 
 @dataclass

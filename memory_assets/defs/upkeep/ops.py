@@ -22,15 +22,13 @@ A member with no hint at all (a batch launched by hand from the launchpad naming
 every step: ``Work.everything``.
 """
 
-import os
-
 import dagster as dg
 from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent
 
 from memory_assets.core.ops.upkeep.batch import UserUpkeep, run_batch
 from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S
 from memory_assets.core.ops.upkeep.work import Work
-from memory_assets.core.settings import SettingsError
+from memory_assets.defs import env
 from memory_assets.defs.partitions import USERS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.upkeep.events import planned_assets, user_events
@@ -42,13 +40,7 @@ RETRY_ENV = "MEMORY_UPKEEP_RETRY_S"
 
 def retry_base_s() -> float:
     """A failed user's first backoff before a batch takes it again (``MEMORY_UPKEEP_RETRY_S``)."""
-    raw = os.environ.get(RETRY_ENV)
-    try:
-        return max(0.0, float(raw)) if raw else RETRY_BASE_S
-    except ValueError:
-        raise SettingsError(
-            f"{RETRY_ENV}={raw!r}: give a number of seconds (default {RETRY_BASE_S:g})"
-        ) from None
+    return env.number(RETRY_ENV, RETRY_BASE_S)
 
 
 class MemberConfig(dg.Config):
