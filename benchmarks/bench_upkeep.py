@@ -64,6 +64,7 @@ from typing import Any
 
 from _common import log, table
 
+from memory_assets.defs.homes.batches import BATCH_SIZE
 from memory_assets_tests.processes import descendants, graphql, serve_dagster_dev, stop_tree
 
 REPO = Path(__file__).resolve().parents[1]
@@ -566,7 +567,12 @@ def report(results: list[dict[str, Any]], disk: dict[str, Any] | None) -> dict[s
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--homes", default="1000,10000", help="the sizes, comma separated (1000,10000)")
-    parser.add_argument("--batch-size", type=int, default=100, help="MEMORY_UPKEEP_BATCH_SIZE (100)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=BATCH_SIZE,
+        help=f"MEMORY_UPKEEP_BATCH_SIZE (the default, {BATCH_SIZE})",
+    )
     parser.add_argument(
         "--json", action="store_true", help="every figure as one JSON object on the last line"
     )

@@ -10,7 +10,7 @@ from memory_assets.defs.homes.batches import batch_size, batch_wait_s
 
 def test_unset_is_the_default_and_a_value_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMORY_UPKEEP_BATCH_SIZE", raising=False)
-    assert batch_size() == 100
+    assert batch_size() == 200
     monkeypatch.setenv("MEMORY_UPKEEP_BATCH_SIZE", "250")
     monkeypatch.setenv("MEMORY_UPKEEP_WAIT_S", "0.5")
     assert batch_size() == 250 and batch_wait_s() == 0.5

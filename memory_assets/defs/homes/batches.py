@@ -2,7 +2,7 @@
 
 A look at a home (``sensors._look_at``) that finds work adds the user and the hints (``Work``)
 to the **open batch**, kept in the sensor's cursor. The open batch is requested as one run of
-``upkeep_batch`` as soon as it holds ``MEMORY_UPKEEP_BATCH_SIZE`` users (default 100), or once
+``upkeep_batch`` as soon as it holds ``MEMORY_UPKEEP_BATCH_SIZE`` users (default 200), or once
 its first user has waited ``MEMORY_UPKEEP_WAIT_S`` (default 60 s), whichever comes first; the
 rest of the tick's users start the next one. So the runs follow the work: a day's upkeep of N
 active users is about N / batch size runs, and a quiet root requests none.
@@ -33,7 +33,11 @@ from memory_assets.defs.upkeep.ops import OP
 
 BATCH_SIZE_ENV = "MEMORY_UPKEEP_BATCH_SIZE"
 BATCH_WAIT_ENV = "MEMORY_UPKEEP_WAIT_S"
-BATCH_SIZE = 100
+BATCH_SIZE = 200
+"""Measured (``benchmarks/bench_upkeep.py``, design §11.4): a batch run costs about 13 s of CPU
+beyond its users' work here (the process, the imports, the model's load), against about 0.4 s a
+user, so 200 users a batch keep the overhead near a sixth of the work; a batch is then a few
+minutes of one process."""
 BATCH_WAIT_S = 60.0
 BATCH_TAG = "memory_assets/upkeep_batch"
 USERS_TAG = "memory_assets/users"
