@@ -596,6 +596,8 @@ def main() -> int:
         floor_child(Path(args.floor_child[0]), Path(args.floor_child[1]))
         return 0
     sizes = [int(s) for s in args.homes.split(",") if s]
+    if args.work:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-upkeep-", dir=args.work) as tmp:
         work = Path(tmp)
         log(f"templates: {args.templates} homes of {args.turns} turns")

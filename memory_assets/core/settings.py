@@ -56,6 +56,11 @@ class Settings:
     embedding_api_key: str | None = field(default=None, repr=False)
     recall_log_max_bytes: int = 5_000_000  # the recall log rotates (one previous file kept) past this size
     version_retention_days: float = 1.0  # optimize prunes table versions older than this
+    # The service's write lane optimizes a home's table as its turns arrive (about every 8 turns)
+    # and then, with the home's reads held off, prunes the versions older than this many seconds:
+    # 0 (the default) keeps the latest only. A day of versions, kept while turns come every few
+    # seconds, held every old compaction's files: 6x to 88x the compacted table (issue 34).
+    lane_version_retention_s: float = 0.0
     search_max_chars: int = 2000  # a hit's content is cut to this many characters (``truncated: true``)
     # How long a turn stays searchable in the recall tier (its transcript file always stays):
     # 0 = as long as the transcript holds it. Default 0, decided (issue 25): the tier exists so that
@@ -218,6 +223,9 @@ class Settings:
             embedding_api_key=env.get("MEMORY_EMBEDDING_API_KEY") or env.get("OPENAI_API_KEY") or None,
             recall_log_max_bytes=_number(env, overrides, "MEMORY_RECALL_LOG_MAX_BYTES", 5_000_000, int),
             version_retention_days=_number(env, overrides, "MEMORY_VERSION_RETENTION_DAYS", 1.0, float),
+            lane_version_retention_s=_number(
+                env, overrides, "MEMORY_LANE_VERSION_RETENTION_S", 0.0, float, zero_ok=True
+            ),
             search_max_chars=_number(env, overrides, "MEMORY_SEARCH_MAX_CHARS", 2000, int),
             transcript_retention_days=_number(
                 env, overrides, "MEMORY_TRANSCRIPT_RETENTION_DAYS", 0, int, zero_ok=True

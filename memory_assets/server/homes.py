@@ -55,6 +55,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -63,6 +64,7 @@ from memory_assets.core.index.freshness import optimize_reasons
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.ops.root_feed import note_change
+from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.write_path.extraction import Extractor, Turn
@@ -87,16 +89,24 @@ class _Write:
     turn: tuple[Turn, Extractor] | None = None
     job: Callable[[], Any] | None = None
     what: str = "job"  # what the root's change feed is told the job wrote
+    gated: bool = False  # runs with the home's reads held off (the lane's read gate)
 
 
 class WriteLane:
     """One user's writes (see the module docstring)."""
 
     def __init__(
-        self, home: Home, run: Run, batch_turns: int, note: Callable[[str], None] | None = None
+        self,
+        home: Home,
+        run: Run,
+        batch_turns: int,
+        note: Callable[[str], None] | None = None,
+        read_gate: asyncio.Lock | None = None,
     ) -> None:
         self.home = home
         self.run = run
+        # Held by every read of this home (``Service._read``); the prune after an optimize takes it.
+        self.read_gate = read_gate or asyncio.Lock()
         # Tells the root's change feed that this home changed (core/ops/root_feed.py), on the
         # worker thread after each write, so a Dagster sensor over the root looks at it again.
         self.note = note
@@ -109,6 +119,7 @@ class WriteLane:
         self._optimizing = False
         self.groups = 0  # groups of turns written (one process_turns call each)
         self.optimized = 0  # optimizes the lane ran
+        self.pruned = 0  # prunes after them that removed the old versions
         # Transcripts holding acknowledged turns whose rows are not written yet, and the job that
         # writes them (queued at most once); set when none is left: what reads wait for.
         self._unindexed: set[str] = set()
@@ -166,9 +177,9 @@ class WriteLane:
                     write = self._queue.popleft()
                     assert write.job is not None
                     try:
-                        _settle(
-                            write, await self.run(lambda job=write.job, w=write.what: self._noted(job, w))
-                        )
+                        job = write.job
+                        async with self.read_gate if write.gated else contextlib.nullcontext():
+                            _settle(write, await self.run(lambda job=job, w=write.what: self._noted(job, w)))
                     except Exception as exc:
                         _settle(write, exc)
                     self._after_job()
@@ -195,10 +206,12 @@ class WriteLane:
             self._task = None
 
     def _queue_optimize(self) -> None:
-        """The optimize as the lane's next job, after the writes already queued (once at a time)."""
+        """The optimize as the lane's next job, after the writes already queued (once at a time),
+        and the prune of the versions it left right after it."""
         if not self._optimizing:
             self._optimizing = True
             self._queue.append(_Write(self._future(), job=self._optimize))
+            self._queue.append(_Write(self._future(), job=self._prune, gated=True))
 
     def _index_turns_next(self, results: list[Any]) -> None:
         """After a group's answers: its turns' transcripts are pending, to be indexed by a job of
@@ -332,12 +345,38 @@ class WriteLane:
         """Compact the table, fold new rows into its indexes, prune old versions (the core's
         optimize, under its exclusive table lock)."""
         try:
+            # The home's retention (a day): the versions a reader may be on are pruned by ``_prune``,
+            # next, with the reads held off.
             after = self.home.indexer_without_embedder().optimize().after
             self._optimized_version, self.optimized = after.version, self.optimized + 1
         except Exception as exc:
             log.warning(f"{self.home.settings.home.name}: optimize failed ({type(exc).__name__}: {exc})")
         finally:
             self._optimized_at = time.time()
+
+    def _prune(self) -> None:
+        """Right after the optimize, with this home's reads held off (the job is gated) and its
+        upkeep exclusion held (so no Dagster run on this home reads a version as it goes): the
+        versions older than ``MEMORY_LANE_VERSION_RETENTION_S`` (default 0: all but the latest)
+        pruned. The optimize keeps the day's versions, so that a reader anywhere never loses the
+        version it reads; each compaction rewrites the table, and every version before it holds
+        the old files, so without this prune a day of turns kept 6x to 88x the compacted table
+        (benchmarks/paced_day.py). A home held by its upkeep is pruned after a later optimize.
+        A read from another process that holds neither (``memory-assets search`` while the service
+        writes that home) can still meet a version pruned under it: it fails, and a retry reads
+        the latest."""
+        try:
+            settings = self.home.settings
+            older_than = timedelta(seconds=settings.lane_version_retention_s)
+            if older_than < timedelta(days=settings.version_retention_days):
+                with exclusive(settings, "the memory service (pruning versions)", timeout=0):
+                    if self.home.indexer_without_embedder().prune_versions(older_than):
+                        self.pruned += 1
+        except UserHeld:
+            pass
+        except Exception as exc:
+            log.warning(f"{self.home.settings.home.name}: prune failed ({type(exc).__name__}: {exc})")
+        finally:
             self._optimizing = False
 
 
@@ -417,10 +456,15 @@ class HomeCache:
             return reader, writer, make_extractor(reader.settings)
 
         reader, writer, extractor = await self.run(open_home)
+        read_lock = asyncio.Lock()
         lane = WriteLane(
-            writer, self.run, self.batch_turns, lambda what: note_change(self.root, user_id, what)
+            writer,
+            self.run,
+            self.batch_turns,
+            lambda what: note_change(self.root, user_id, what),
+            read_gate=read_lock,
         )
-        home = UserHome(user_id, reader, writer, extractor, lane)
+        home = UserHome(user_id, reader, writer, extractor, lane, read_lock)
         self._homes[user_id] = home
         self.opened += 1
         self._evict()

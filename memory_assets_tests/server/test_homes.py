@@ -175,6 +175,95 @@ def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedd
     assert optimized >= 1 and stats.fragments <= FRAGMENTS_SOFT and stats.rows == 2 * (FRAGMENTS_SOFT + 4)
 
 
+def _bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _compacted_bytes(index_dir: Path, table_name: str, into: Path) -> int:
+    """A copy of the index optimized keeping only its latest version: the home compacted."""
+    import shutil
+    import warnings
+    from datetime import timedelta
+
+    import lancedb
+
+    shutil.copytree(index_dir, into)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        lancedb.connect(str(into)).open_table(table_name).optimize(cleanup_older_than=timedelta(0))
+    return _bytes(into)
+
+
+async def _until(done: Callable[[], bool], what: str) -> None:
+    for _ in range(600):
+        if done():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+def test_the_lane_prunes_the_versions_its_optimize_left(tmp_path: Path, embedder: Embedder) -> None:
+    """Each optimize compacts by rewriting the table; the versions before it hold the old files.
+    Pruned right after, the index stays within 2x of the home compacted (a day's versions kept:
+    6x and more, benchmarks/paced_day.py)."""
+    from memory_assets.core.index.freshness import FRAGMENTS_SOFT
+
+    homes = cache(tmp_path, embedder)
+
+    async def scenario() -> tuple[int, int]:
+        async with homes.use("fay", create=True) as home:
+            for i in range(2 * FRAGMENTS_SOFT + 4):
+                await home.lane.turn(*said(f"Planted row {i} of tomatoes by the shed"))
+                await home.lane.turns_indexed()  # each turn's rows too: a commit each, as served
+            while home.lane.busy:
+                await asyncio.sleep(0.05)
+            return home.lane.optimized, home.lane.pruned
+
+    optimized, pruned = asyncio.run(scenario())
+    settings = user_settings(tmp_path, "fay")
+    index_dir = Path(settings.index_uri)
+    as_left = _bytes(index_dir)
+    compacted = _compacted_bytes(index_dir, settings.table_name, tmp_path / "compacted")
+    assert optimized >= 2 and pruned == optimized
+    assert as_left <= 2 * compacted, (as_left, compacted)
+
+
+def _optimize_now(lane: Any) -> None:
+    """The lane's optimize (and its prune) queued, as after a group that found the table due."""
+    lane._queue_optimize()
+    if lane._task is None:
+        lane._task = asyncio.get_running_loop().create_task(lane._drain())
+
+
+def test_the_prune_waits_for_the_homes_reads_and_skips_a_home_its_upkeep_holds(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """The prune removes the versions a read may be on: it runs with the home's reads held off
+    (the read gate a read holds), and not while a Dagster run holds the home's exclusion."""
+    from memory_assets.core.ops.upkeep.exclusion import exclusive
+
+    homes = cache(tmp_path, embedder)
+    settings = user_settings(tmp_path, "gus")
+
+    async def scenario() -> None:
+        async with homes.use("gus", create=True) as home:
+            lane = home.lane
+            await lane.turn(*said("Keeps bees on the allotment"))
+            async with home.read_lock:  # a read in flight
+                _optimize_now(lane)
+                await _until(lambda: lane.optimized == 1, "the optimize ran")
+                await asyncio.sleep(0.5)
+                assert lane.pruned == 0 and lane._optimizing  # the prune waits for the read
+            await _until(lambda: not lane._optimizing, "the prune ran after the read")
+            assert lane.pruned == 1
+            with exclusive(settings, "a test's upkeep", timeout=0):
+                _optimize_now(lane)
+                await _until(lambda: lane.optimized == 2 and not lane._optimizing, "the second optimize")
+            assert lane.pruned == 1  # skipped: the home's upkeep held it
+
+    asyncio.run(scenario())
+
+
 def test_every_write_of_a_lane_is_noted_in_the_roots_change_feed(tmp_path: Path, embedder: Embedder) -> None:
     """So a Dagster sensor over the root looks at exactly the homes the server wrote to: the turn,
     its transcript's rows (written by a job of the lane after the acknowledgement: here, ahead of

@@ -648,13 +648,22 @@ class Indexer:
         with self.table_lock():
             return self._writer.delete_ids(wanted, DELETE_BATCH)
 
-    def optimize(self) -> "OptimizeResult":
-        """Compact, fold new rows into the indexes, prune old versions: under the exclusive table
-        lock, with the table's figures before and after (what the CLI prints and the asset records)."""
+    def optimize(self, retention: timedelta | None = None) -> "OptimizeResult":
+        """Compact, fold new rows into the indexes, prune versions older than ``retention``
+        (default: the home's ``version_retention_days``): under the exclusive table lock, with the
+        table's figures before and after (what the CLI prints and the asset records)."""
+        if retention is None:
+            retention = timedelta(days=self.settings.version_retention_days)
         with self.table_lock():
             before = self.store.stats()
-            outcome = self._writer.optimize(retention=timedelta(days=self.settings.version_retention_days))
+            outcome = self._writer.optimize(retention=retention)
             return OptimizeResult(before, self.store.stats(), bool(outcome["ann_built"]))
+
+    def prune_versions(self, older_than: timedelta) -> bool:
+        """Prune versions older than ``older_than`` now, under the exclusive table lock
+        (``TableWriter.prune_versions``: the caller holds the table's readers off)."""
+        with self.table_lock():
+            return self._writer.prune_versions(older_than)
 
     def _bulk_fill(self) -> list[FileResult] | None:
         """Fill an empty table: embed across files in large batches and add, skipping the per-file

@@ -15,6 +15,7 @@ After every commit the writer records the signatures of the table's files in the
 """
 
 import uuid
+import warnings
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -318,6 +319,26 @@ class TableWriter:
             self.store._version = None  # the index builds and the compaction made versions
             self._record_files()
         return {"ann_built": built}
+
+    def prune_versions(self, older_than: timedelta) -> bool:
+        """Remove the versions older than ``older_than`` (zero: all but the latest) and the files
+        only they held. LanceDB has no prune of its own, so this is its optimize right after one
+        (nothing left to compact or fold in: it only prunes). A reader still on a removed version
+        fails, so the caller holds every reader of the table off (the server's lane: the home's
+        reads and its upkeep exclusion) and the exclusive table lock. A tagged version (a legacy
+        backup) blocks a cleanup past it: then nothing is done and False is returned."""
+        table = self.store.table()
+        if table is None or table.tags.list():
+            return False
+        try:
+            with self.store.reading(), warnings.catch_warnings():
+                # "removes every version except the latest": what is asked, with readers held off
+                warnings.simplefilter("ignore", UserWarning)
+                table.optimize(cleanup_older_than=older_than)
+        finally:
+            self.store._version = None
+            self._record_files()
+        return True
 
 
 def _create_scalar_indexes(table: Any, replace: bool) -> None:
