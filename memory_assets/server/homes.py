@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_assets.core.home import Home
+from memory_assets.core.index import table_damage
 from memory_assets.core.index.freshness import optimize_reasons
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.models.batching import BatchingEmbedder
@@ -80,6 +81,9 @@ INDEX_TURNS_IDLE_S = 0.25
 # pause gets them in one model call every few seconds; a read never waits for this).
 INDEX_TURNS_MAX_WAIT_S = 5.0
 log = logging.getLogger("memory_assets.server")
+# The lane optimizes a table whose directory grew past this many times its size after the last
+# optimize and prune (``WriteLane._due``): with the prune, the index stays within 2x compacted.
+DISK_GROWTH_SOFT = 1.5
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
 
 
@@ -120,6 +124,7 @@ class WriteLane:
         self.groups = 0  # groups of turns written (one process_turns call each)
         self.optimized = 0  # optimizes the lane ran
         self.pruned = 0  # prunes after them that removed the old versions
+        self._bytes_after_optimize: int | None = None  # the table directory's, after the last one
         # Transcripts holding acknowledged turns whose rows are not written yet, and the job that
         # writes them (queued at most once); set when none is left: what reads wait for.
         self._unindexed: set[str] = set()
@@ -332,14 +337,38 @@ class WriteLane:
         return results, self._due()
 
     def _due(self) -> bool:
-        """Whether the table is due an optimize (``optimize_reasons``, the optimize sensor's rule)."""
+        """Whether the table is due an optimize: the optimize sensor's rule (``optimize_reasons``),
+        or the table's directory grown past ``DISK_GROWTH_SOFT`` times its size after the lane's
+        last optimize and prune. The second is for a small home: its first turns of a day add
+        versions and fragments of a few kilobytes each, which took a 79 kB table past twice its
+        compacted size before its 16th fragment (benchmarks/paced_day.py); a large home's turns
+        are a small part of it, and the fragment rule comes first."""
         try:
             stats = self.home.store.stats()
-            return not stats.legacy and bool(
-                optimize_reasons(stats, self._optimized_at, self._optimized_version)
-            )
+            if stats.legacy:
+                return False
+            if optimize_reasons(stats, self._optimized_at, self._optimized_version):
+                return True
+            size = self._disk_bytes()
+            if size is None:
+                return False
+            if self._bytes_after_optimize is None:
+                self._bytes_after_optimize = size
+            return size > DISK_GROWTH_SOFT * self._bytes_after_optimize
         except Exception:  # the writes stand; maintenance waits for the next group
             return False
+
+    def _disk_bytes(self) -> int | None:
+        """The table directory's bytes on disk now (None: an index on an object store)."""
+        settings = self.home.settings
+        directory = table_damage.table_dir(settings.index_uri, settings.table_name)
+        if directory is None or not directory.is_dir():
+            return None
+        total = 0
+        for f in directory.rglob("*"):
+            with contextlib.suppress(FileNotFoundError):
+                total += f.stat().st_size if f.is_file() else 0
+        return total
 
     def _optimize(self) -> None:
         """Compact the table, fold new rows into its indexes, prune old versions (the core's
@@ -377,6 +406,9 @@ class WriteLane:
         except Exception as exc:
             log.warning(f"{self.home.settings.home.name}: prune failed ({type(exc).__name__}: {exc})")
         finally:
+            # pruned or not (a held home keeps its versions): the next growth is measured from here
+            with contextlib.suppress(OSError):
+                self._bytes_after_optimize = self._disk_bytes()
             self._optimizing = False
 
 
