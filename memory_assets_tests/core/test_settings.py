@@ -57,7 +57,15 @@ FLOAT_SETTINGS = [f.name for f in dataclasses.fields(Settings) if f.type is floa
 
 def test_the_float_settings_are_the_ones_expected() -> None:
     assert "llm_timeout_s" in FLOAT_SETTINGS and "recall_timeout_s" in FLOAT_SETTINGS
-    assert len(FLOAT_SETTINGS) == 6
+    assert "lane_version_retention_s" in FLOAT_SETTINGS
+    assert len(FLOAT_SETTINGS) == 7
+
+
+def test_the_lanes_retention_may_be_zero_and_not_negative(tmp_path: Path) -> None:
+    assert Settings.load(tmp_path, env={}).lane_version_retention_s == 0.0  # all but the latest
+    assert Settings.load(tmp_path, env={"MEMORY_LANE_VERSION_RETENTION_S": "0"}).lane_version_retention_s == 0
+    with pytest.raises(SettingsError, match="^MEMORY_LANE_VERSION_RETENTION_S="):
+        Settings.load(tmp_path, env={"MEMORY_LANE_VERSION_RETENTION_S": "-1"})
 
 
 @pytest.mark.parametrize("raw", ["nan", "NaN", "inf", "-inf", "Infinity", "1e999"])
