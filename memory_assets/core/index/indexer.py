@@ -648,15 +648,12 @@ class Indexer:
         with self.table_lock():
             return self._writer.delete_ids(wanted, DELETE_BATCH)
 
-    def optimize(self, retention: timedelta | None = None) -> "OptimizeResult":
-        """Compact, fold new rows into the indexes, prune versions older than ``retention``
-        (default: the home's ``version_retention_days``): under the exclusive table lock, with the
-        table's figures before and after (what the CLI prints and the asset records)."""
-        if retention is None:
-            retention = timedelta(days=self.settings.version_retention_days)
+    def optimize(self) -> "OptimizeResult":
+        """Compact, fold new rows into the indexes, prune old versions: under the exclusive table
+        lock, with the table's figures before and after (what the CLI prints and the asset records)."""
         with self.table_lock():
             before = self.store.stats()
-            outcome = self._writer.optimize(retention=retention)
+            outcome = self._writer.optimize(retention=timedelta(days=self.settings.version_retention_days))
             return OptimizeResult(before, self.store.stats(), bool(outcome["ann_built"]))
 
     def prune_versions(self, older_than: timedelta) -> bool:
