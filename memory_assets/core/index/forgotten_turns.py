@@ -19,6 +19,7 @@ of one chat in one minute share the marks: a fact then goes with the one whose w
 most. Reads only; an unreadable file is skipped (the sweep and ``check`` report it).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date
 from pathlib import Path
@@ -99,35 +100,47 @@ def turns_of_day(turns: list[SaidTurn], day: date) -> list[SaidTurn]:
     return [t for t in turns if t.turn.at is not None and t.turn.at.astimezone(UTC).date() == day]
 
 
+def by_marks(turns: Iterable[SaidTurn]) -> dict[Marks, list[SaidTurn]]:
+    """The turns that have marks, grouped by them (file order kept within a group)."""
+    out: dict[Marks, list[SaidTurn]] = {}
+    for t in turns:
+        if (m := t.marks) is not None:
+            out.setdefault(m, []).append(t)
+    return out
+
+
+def turn_of(fact: DayFact, turns_by_marks: dict[Marks, list[SaidTurn]]) -> SaidTurn | None:
+    """The one turn ``fact`` was written from: of the turns with its marks, the one it shares most
+    content words with (the earlier on a tie); None when it has no marks, no turn has them, or it
+    shares no content word with any (a fact given directly)."""
+    here = turns_by_marks.get(fact.marks) if fact.marks is not None else None
+    if not here:
+        return None
+    best = max(here, key=lambda t: (said_overlap(fact.fact.content, t.turn.user), -t.turn.offset))
+    return best if said_overlap(fact.fact.content, best.turn.user) else None
+
+
 def turns_of_facts(facts: list[DayFact], turns: list[SaidTurn], text: str) -> list[SaidTurn]:
     """The turns the log facts stating ``text`` (whole, case and spacing aside) were written from."""
     norm, core = normalise(text), claim_core(text)
-    by_marks: dict[Marks, list[SaidTurn]] = {}
-    for t in turns:
-        if (m := t.marks) is not None:
-            by_marks.setdefault(m, []).append(t)
+    grouped = by_marks(turns)
     out: dict[tuple[str, int], SaidTurn] = {}
     for f in facts:
         if normalise(f.fact.content) != norm and claim_core(f.fact.content) != core:
             continue
-        here = by_marks.get(f.marks) if f.marks is not None else None
-        if here:
-            best = max(here, key=lambda t: (said_overlap(f.fact.content, t.turn.user), -t.turn.offset))
-            if said_overlap(f.fact.content, best.turn.user):
-                out[(best.rel, best.turn.offset)] = best
+        best = turn_of(f, grouped)
+        if best is not None:
+            out[(best.rel, best.turn.offset)] = best
     return list(out.values())
 
 
 def facts_of_turns(facts: list[DayFact], turns: list[SaidTurn]) -> list[DayFact]:
     """The log facts written from these turns: their blocks carry a turn's marks, and they share a
     content word with it (``claims.said_overlap``)."""
-    by_marks: dict[Marks, list[SaidTurn]] = {}
-    for t in turns:
-        if (m := t.marks) is not None:
-            by_marks.setdefault(m, []).append(t)
+    grouped = by_marks(turns)
     return [
         f
         for f in facts
         if f.marks is not None
-        and any(said_overlap(f.fact.content, t.turn.user) for t in by_marks.get(f.marks, ()))
+        and any(said_overlap(f.fact.content, t.turn.user) for t in grouped.get(f.marks, ()))
     ]
