@@ -13,16 +13,13 @@ Two embedders share one interface (``model_name``, ``dimension``, ``computed``, 
 ``make_embedder(settings)`` picks one from the settings.
 """
 
-import contextlib
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-import requests
 
 from memory_assets.core.models import openai_compat
 from memory_assets.core.text import excerpt
@@ -43,10 +40,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 DEFAULT_MODEL = "default"
 DEFAULT_BATCH_SIZE = 32  # measured best on this 2-core machine (292 sentences/s)
 HTTP_BATCH_SIZE = 64  # texts per request to an embeddings endpoint
-HTTP_TIMEOUT = 30.0  # seconds per request
-HTTP_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
-HTTP_BACKOFF = 0.5  # seconds before the first retry; doubles each time
-MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
+HTTP_TIMEOUT = 30.0  # seconds for one batch's request, all attempts included
+# The most of one answer held in memory, per text in the batch: an 8,192-wide vector written as
+# JSON decimals of up to 32 characters each. A larger answer is abandoned while it streams.
+MAX_ANSWER_BYTES_PER_TEXT = 256 * 1024
 EMBEDDINGS_PATH = "/embeddings"
 PROBE_TEXT = "dimension probe"  # embedded to learn an endpoint's width when nothing was embedded yet
 
@@ -180,9 +177,12 @@ class HttpEmbedder(_CachedEmbedder):
 
     Texts go out in batches of ``batch_size`` (request ``{"model": ..., "input": [...]}``, with
     ``Authorization: Bearer <key>`` when a key is set) and the rows come back ordered by their
-    ``index``, L2-normalised to float32. Connection errors, 5xx and 429 answers are retried
-    ``max_retries`` times with exponential backoff (a 429's ``Retry-After`` is honoured); every
-    failure raises ``EmbedderError`` naming the URL, the model, what went wrong and the fix.
+    ``index``, L2-normalised to float32. Each batch's request goes through
+    ``openai_compat.Endpoint``, under the retry policy the chat client shares: ``timeout`` covers
+    every attempt and wait; connection errors, 5xx and 429 answers are retried ``max_retries`` times
+    with exponential backoff (a ``Retry-After`` is honoured) while the limit leaves time; an answer
+    over ``MAX_ANSWER_BYTES_PER_TEXT`` per text is abandoned. Every failure raises
+    ``EmbedderError`` naming the URL, the model, what went wrong and the fix.
 
     ``dimension`` is learned from the first answer (a short probe text is embedded when nothing
     has been yet). ``model_name`` is ``openai:<model>@<base_url>``, so a table built through an
@@ -196,8 +196,8 @@ class HttpEmbedder(_CachedEmbedder):
         *,
         batch_size: int = HTTP_BATCH_SIZE,
         timeout: float = HTTP_TIMEOUT,
-        max_retries: int = HTTP_RETRIES,
-        backoff: float = HTTP_BACKOFF,
+        max_retries: int = openai_compat.RETRIES,
+        backoff: float = openai_compat.BACKOFF,
         cache_size: int = 50_000,
     ) -> None:
         super().__init__(batch_size, cache_size)
@@ -216,13 +216,35 @@ class HttpEmbedder(_CachedEmbedder):
                 f"{model!r}. Set MEMORY_EMBEDDING_MODEL to a model the server serves (for example "
                 "text-embedding-3-small), or unset MEMORY_EMBEDDING_URL to use the bundled local model."
             )
+        if not timeout > 0:
+            raise EmbedderError(
+                f"embeddings endpoint {self.url}: the time limit must be positive, not {timeout!r}"
+            )
         self.api_key = api_key or None
-        self.timeout = timeout
-        self.max_retries = max(0, max_retries)
-        self.backoff = max(0.0, backoff)
+        self.timeout = float(timeout)
         self.model_name = f"openai:{self.endpoint_model}@{self.base_url}"
         self._dimension: int | None = None
-        self._local = threading.local()  # one requests.Session per thread (sessions are not thread-safe)
+        self._endpoint = openai_compat.Endpoint(
+            self.url,
+            self.api_key,
+            wording=openai_compat.Wording(
+                api="embeddings",
+                path=EMBEDDINGS_PATH,
+                url_var="MEMORY_EMBEDDING_URL",
+                model_var="MEMORY_EMBEDDING_MODEL",
+                key_var="MEMORY_EMBEDDING_API_KEY",
+                example_url="http://127.0.0.1:8080/v1",
+                model_kind="an embedding model",
+                fallback="use the bundled local model",
+                slow_fix="The server is overloaded or too slow for this batch; check its logs and load, then "
+                "retry.",
+                size_fix="No embeddings answer is that long: check that MEMORY_EMBEDDING_URL points at an "
+                "OpenAI-compatible embeddings API.",
+                size_limit=f"MAX_ANSWER_BYTES_PER_TEXT for each of {max(1, batch_size)} texts",
+            ),
+            policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
+            max_answer_bytes=max(1, batch_size) * MAX_ANSWER_BYTES_PER_TEXT,
+        )
 
     def __repr__(self) -> str:  # never shows the key
         return f"HttpEmbedder({self.url!r}, model={self.endpoint_model!r})"
@@ -245,107 +267,16 @@ class HttpEmbedder(_CachedEmbedder):
     def _fail(self, what: str, fix: str) -> EmbedderError:
         return EmbedderError(f"embeddings endpoint {self.url} (model {self.endpoint_model!r}): {what}. {fix}")
 
-    def _session(self) -> requests.Session:
-        session: requests.Session | None = getattr(self._local, "session", None)
-        if session is None:
-            session = requests.Session()
-            self._local.session = session
-        return session
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
-
-    def _wait(self, attempt: int, retry_after: str | None = None) -> None:
-        delay = self.backoff * (2**attempt)
-        if retry_after:
-            with contextlib.suppress(ValueError):
-                delay = max(delay, min(float(retry_after), MAX_RETRY_AFTER))
-        if delay > 0:
-            time.sleep(delay)
-
     def _request(self, batch: list[str]) -> np.ndarray:
         payload = {"model": self.endpoint_model, "input": batch}
-        attempts = self.max_retries + 1
-        for attempt in range(attempts):
-            last = attempt == attempts - 1
-            try:
-                response = self._session().post(
-                    self.url, json=payload, headers=self._headers(), timeout=self.timeout
-                )
-            except requests.ConnectionError as exc:  # refused, DNS, reset, connect timeout
-                if not last:
-                    self._wait(attempt)
-                    continue
-                raise self._fail(
-                    f"cannot connect after {attempts} attempt(s) ({type(exc).__name__}: {exc})",
-                    "Check that the server is running and that MEMORY_EMBEDDING_URL is its base URL "
-                    "(e.g. http://127.0.0.1:8080/v1), or unset MEMORY_EMBEDDING_URL to use the bundled "
-                    "local model.",
-                ) from exc
-            except requests.Timeout as exc:
-                raise self._fail(
-                    f"no answer within {self.timeout:g} s for a batch of {len(batch)} text(s)",
-                    "The server is overloaded or too slow for this batch; check its logs and load, "
-                    "then retry.",
-                ) from exc
-            except requests.RequestException as exc:
-                raise self._fail(
-                    f"the request failed ({type(exc).__name__}: {exc})",
-                    "Check MEMORY_EMBEDDING_URL (an http(s) base URL such as http://127.0.0.1:8080/v1).",
-                ) from exc
-            status = response.status_code
-            if (status == 429 or status >= 500) and not last:
-                self._wait(attempt, response.headers.get("Retry-After"))
-                continue
-            if status != 200:
-                raise self._http_error(response, attempts if status == 429 or status >= 500 else 1)
-            return self._parse(response, batch)
-        raise AssertionError("unreachable")  # the last attempt always returns or raises
-
-    def _http_error(self, response: requests.Response, attempts: int) -> EmbedderError:
-        status = response.status_code
-        what = f"HTTP {status} {response.reason or ''}".rstrip()
-        if attempts > 1:
-            what += f" after {attempts} attempts"
-        detail = openai_compat.server_error_text(response.text or "")
-        if detail:
-            what += f": {detail}"
-        if status in (401, 403):
-            fix = (
-                "Set MEMORY_EMBEDDING_API_KEY (or OPENAI_API_KEY) to a key this server accepts."
-                if self.api_key is None
-                else "The API key was refused; check MEMORY_EMBEDDING_API_KEY (or OPENAI_API_KEY)."
-            )
-        elif status in (404, 405):
-            fix = (
-                "Check MEMORY_EMBEDDING_URL: it must be the API's base URL (usually ending in /v1; "
-                "/embeddings is appended), and MEMORY_EMBEDDING_MODEL a model the server serves."
-            )
-        elif status == 429:
-            fix = "The server is rate limiting; retry later or raise its limits."
-        elif status >= 500:
-            fix = "The server failed; check its logs, then retry."
-        else:
-            fix = (
-                "Check MEMORY_EMBEDDING_MODEL names an embedding model this server serves and that "
-                "the server speaks the OpenAI embeddings API."
-            )
-        return self._fail(what, fix)
-
-    def _parse(self, response: requests.Response, batch: list[str]) -> np.ndarray:
-        not_openai = (
-            "Check that MEMORY_EMBEDDING_URL points at an OpenAI-compatible embeddings API (the base "
-            "URL, usually ending in /v1)."
-        )
         try:
-            body = response.json()
-        except ValueError:
-            raise self._fail(
-                f"the answer is not valid JSON: {excerpt(response.text)!r}", not_openai
-            ) from None
+            body = self._endpoint.call(payload, self.timeout, about=f" for a batch of {len(batch)} text(s)")
+        except openai_compat.EndpointError as exc:
+            raise self._fail(exc.what, exc.fix) from exc
+        return self._parse(body, batch)
+
+    def _parse(self, body: Any, batch: list[str]) -> np.ndarray:
+        not_openai = self._endpoint.not_openai()
         items = body.get("data") if isinstance(body, dict) else None
         if not isinstance(items, list):
             raise self._fail(f"the answer has no 'data' list: {excerpt(str(body))!r}", not_openai)

@@ -10,30 +10,26 @@ tools (``tools`` as JSON-schema function definitions) and returns its ``Assistan
 ``tool_calls`` or both, ready to be sent back (``to_message()``) with the ``role: tool`` results.
 ``make_chat_client(settings)`` builds one from ``MEMORY_LLM_*``.
 
-Each call has one total time limit (``timeout``, ``MEMORY_LLM_TIMEOUT_S``) that covers every
-attempt and every wait between them: connection errors, 5xx and 429 answers are retried with
-exponential backoff (a ``Retry-After`` is honoured) only while the limit leaves time for it. The
-caller gets its answer or an error within the limit; a request still in flight at that moment is
-abandoned to a daemon thread that gives up on its own within about one more limit. Every failure
-raises ``LanguageModelError``, whose message names the endpoint, the model, what happened (the
-HTTP status and the server's own error text, invalid JSON, no choices, the time limit, an answer
-over ``MAX_ANSWER_BYTES``) and the fix. The API key is sent as ``Authorization: Bearer`` and never appears in a message or a repr.
+Each call goes through ``openai_compat.Endpoint``, with the retry policy the embeddings client
+shares: one total time limit (``timeout``, ``MEMORY_LLM_TIMEOUT_S``) covers every attempt and
+every wait between them; connection errors, 5xx and 429 answers are retried with exponential
+backoff (a ``Retry-After`` is honoured) only while the limit leaves time for it; the caller gets
+its answer or an error within the limit. Every failure raises ``LanguageModelError``, whose
+message names the endpoint, the model, what happened (the HTTP status and the server's own error
+text, invalid JSON, no choices, the time limit, an answer over ``MAX_ANSWER_BYTES``, abandoned
+while it streams) and the fix. The API key is sent as ``Authorization: Bearer`` and never
+appears in a message or a repr.
 
 A server that refuses an optional request field with a 400 naming it (``response_format`` on
 an older llama.cpp, ``temperature`` on a model that only takes its default) is asked again once
 without that field, and the client remembers not to send it again.
 """
 
-import contextlib
 import json
 import re
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import requests
 
 from memory_assets.core.models import openai_compat
 from memory_assets.core.text import excerpt
@@ -42,10 +38,7 @@ if TYPE_CHECKING:
     from memory_assets.core.settings import Settings
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one call, all attempts included
-DEFAULT_RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
 CHAT_PATH = "/chat/completions"
-DEFAULT_BACKOFF = 0.5  # seconds before the first retry; doubles each time
-MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
 # The most of one answer the client holds in memory. A chat answer with a page of tool calls is a
 # few hundred KB; 8 MiB is far above any real answer and far below what a runaway or hostile
 # server could stream within the time limit (several GB from localhost), which would otherwise be
@@ -60,10 +53,6 @@ _THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)  # a re
 
 class LanguageModelError(RuntimeError):
     """A chat call that gave no usable answer; the message says what happened and how to fix it."""
-
-
-class _DeadlineExceeded(Exception):
-    """The call's total time limit ran out while a request was in flight."""
 
 
 @dataclass(frozen=True)
@@ -94,14 +83,6 @@ class AssistantMessage:
                 for c in self.tool_calls
             ]
         return message
-
-
-@dataclass(frozen=True)
-class _Reply:
-    status: int
-    reason: str
-    headers: Mapping[str, str]
-    body: bytes
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -148,8 +129,8 @@ class ChatClient:
         api_key: str | None = None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_RETRIES,
-        backoff: float = DEFAULT_BACKOFF,
+        max_retries: int = openai_compat.RETRIES,
+        backoff: float = openai_compat.BACKOFF,
         temperature: float | None = 0.0,
         key_var: str = DEFAULT_KEY_VAR,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
@@ -175,11 +156,30 @@ class ChatClient:
             )
         self.api_key = api_key or None
         self.timeout = float(timeout)
-        self.max_retries = max(0, max_retries)
-        self.backoff = max(0.0, backoff)
         self.temperature = temperature
         self.key_var = key_var
         self.max_answer_bytes = max_answer_bytes
+        self._endpoint = openai_compat.Endpoint(
+            self.url,
+            self.api_key,
+            wording=openai_compat.Wording(
+                api="chat-completions",
+                path=CHAT_PATH,
+                url_var="MEMORY_LLM_URL",
+                model_var="MEMORY_LLM_MODEL",
+                key_var=key_var,
+                example_url="http://127.0.0.1:11434/v1",
+                model_kind="a chat model",
+                fallback="use the deterministic built-ins",
+                slow_fix="The server is overloaded or the model too slow; check the server's load, use a "
+                "smaller model, or raise MEMORY_LLM_TIMEOUT_S.",
+                size_fix="No chat answer is that long: check that MEMORY_LLM_URL is an OpenAI-compatible "
+                "chat-completions endpoint and that the server caps the model's output (max_tokens).",
+                size_limit="MAX_ANSWER_BYTES",
+            ),
+            policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
+            max_answer_bytes=max_answer_bytes,
+        )
         self._dropped: set[str] = set()  # optional fields this server refused
 
     def __repr__(self) -> str:  # never shows the key
@@ -232,12 +232,9 @@ class ChatClient:
         chosen = self.temperature if temperature is None else temperature
         if chosen is not None and "temperature" not in self._dropped:
             payload["temperature"] = chosen
-        limit = self.timeout if timeout is None else float(timeout)
-        if not limit > 0:
-            raise self._timed_out(0, 0.0)
-        return self._assistant_message(self._post(payload, limit))
+        return self._assistant_message(self._post(payload, None if timeout is None else float(timeout)))
 
-    # -- one call: attempts within the deadline ----------------------------------------------------
+    # -- one call: the endpoint's attempts within the time limit ----------------------------------
     def _complete(
         self, messages: Sequence[Mapping[str, Any]], json_mode: bool, temperature: float | None
     ) -> tuple[str, str | None]:
@@ -251,114 +248,19 @@ class ChatClient:
 
     def _post(self, payload: dict[str, Any], limit: float | None = None) -> Any:
         limit = self.timeout if limit is None else limit
-        deadline = time.monotonic() + limit
-        attempts = retries = 0
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise self._timed_out(attempts, limit)
-            attempts += 1
-            try:
-                reply = self._send(payload, remaining)
-            except _DeadlineExceeded:
-                raise self._timed_out(attempts, limit) from None
-            except requests.Timeout as exc:  # connect or read timeout: the limit is spent
-                raise self._timed_out(attempts, limit) from exc
-            except requests.ConnectionError as exc:  # refused, DNS, reset (or a timeout mid-body)
-                if time.monotonic() >= deadline:
-                    raise self._timed_out(attempts, limit) from exc
-                delay = self._retry_delay(retries, deadline)
-                if delay is None:
-                    raise self._fail(
-                        f"cannot connect after {attempts} attempt(s) ({type(exc).__name__}: "
-                        f"{excerpt(str(exc))})",
-                        "Check that the server is running and that MEMORY_LLM_URL is its base URL "
-                        "(e.g. http://127.0.0.1:11434/v1), or unset MEMORY_LLM_URL to use the "
-                        "deterministic built-ins.",
-                    ) from exc
-                retries += 1
-                time.sleep(delay)
-                continue
-            except requests.RequestException as exc:
-                raise self._fail(
-                    f"the request failed ({type(exc).__name__}: {excerpt(str(exc))})",
-                    "Check MEMORY_LLM_URL (an http(s) base URL such as http://127.0.0.1:11434/v1).",
-                ) from exc
-            status = reply.status
-            if status == 400 and self._drop_refused_field(payload, reply):
-                continue
-            if status == 429 or status >= 500:
-                delay = self._retry_delay(retries, deadline, reply.headers.get("Retry-After"))
-                if delay is not None:
-                    retries += 1
-                    time.sleep(delay)
-                    continue
-            if status != 200:
-                raise self._http_error(reply, attempts)
-            return self._json_body(reply)
+        try:
+            return self._endpoint.call(
+                payload, limit, lambda refused: self._drop_refused_field(payload, refused)
+            )
+        except openai_compat.EndpointError as exc:
+            refused_tools = exc.status == 400 and "tool" in exc.detail.lower()
+            raise self._fail(exc.what, _TOOLS_REFUSED if refused_tools else exc.fix) from exc
 
-    def _send(self, payload: dict[str, Any], limit: float) -> _Reply:
-        """One request, returning within ``limit`` seconds (else ``_DeadlineExceeded``)."""
-        deadline = time.monotonic() + limit
-        box: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                box["reply"] = self._request(payload, deadline)
-            except BaseException as exc:  # handed to the caller's thread
-                box["error"] = exc
-
-        worker = threading.Thread(target=run, name="chat-request", daemon=True)
-        worker.start()
-        worker.join(limit)
-        if worker.is_alive():
-            raise _DeadlineExceeded
-        if "error" in box:
-            raise box["error"]
-        reply: _Reply = box["reply"]
-        return reply
-
-    def _request(self, payload: dict[str, Any], deadline: float) -> _Reply:
-        limit = max(0.001, deadline - time.monotonic())
-        with requests.post(
-            self.url, json=payload, headers=self._headers(), timeout=limit, stream=True
-        ) as response:
-            declared = response.headers.get("Content-Length", "")
-            if declared.isdigit() and int(declared) > self.max_answer_bytes:
-                raise self._too_large(f"Content-Length {int(declared)}")
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_content(chunk_size=65536):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > self.max_answer_bytes:  # stop reading: never buffer the rest
-                    raise self._too_large(f"over {size} bytes received")
-                if time.monotonic() > deadline:  # a server trickling its answer
-                    raise _DeadlineExceeded
-            return _Reply(response.status_code, response.reason or "", response.headers, b"".join(chunks))
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
-
-    def _retry_delay(self, retries: int, deadline: float, retry_after: str | None = None) -> float | None:
-        """How long to wait before the next attempt, or None when no retry is left or the wait
-        (plus a moment for the attempt itself) would not fit in the time limit."""
-        if retries >= self.max_retries:
-            return None
-        delay = self.backoff * (2**retries)
-        if retry_after:
-            with contextlib.suppress(ValueError):
-                delay = max(delay, min(float(retry_after), MAX_RETRY_AFTER))
-        if time.monotonic() + delay >= deadline:
-            return None
-        return delay
-
-    def _drop_refused_field(self, payload: dict[str, Any], reply: _Reply) -> bool:
+    def _drop_refused_field(self, payload: dict[str, Any], reply: openai_compat.Reply) -> bool:
         """Remove an optional field the server's 400 names; True when one was removed."""
-        text = openai_compat.server_error_text(reply.body.decode("utf-8", "replace")).lower()
+        if reply.status != 400:
+            return False
+        text = reply.error_text().lower()
         for name in OPTIONAL_FIELDS:
             if name in payload and name in text:
                 del payload[name]
@@ -370,79 +272,23 @@ class ChatClient:
     def _fail(self, what: str, fix: str) -> LanguageModelError:
         return LanguageModelError(f"chat endpoint {self.url} (model {self.model!r}): {what}. {fix}")
 
-    def _too_large(self, seen: str) -> LanguageModelError:
-        return self._fail(
-            f"the answer is larger than the {self.max_answer_bytes} byte limit (MAX_ANSWER_BYTES; {seen}); "
-            "it was not read",
-            "No chat answer is that long: check that MEMORY_LLM_URL is an OpenAI-compatible "
-            "chat-completions endpoint and that the server caps the model's output (max_tokens).",
-        )
-
-    def _timed_out(self, attempts: int, limit: float | None = None) -> LanguageModelError:
-        tries = f" ({attempts} attempt(s))" if attempts > 1 else ""
-        limit = self.timeout if limit is None else limit
-        return self._fail(
-            f"no answer within the {limit:g} s time limit{tries}",
-            "The server is overloaded or the model too slow; check the server's load, use a smaller "
-            "model, or raise MEMORY_LLM_TIMEOUT_S.",
-        )
-
-    def _http_error(self, reply: _Reply, attempts: int) -> LanguageModelError:
-        status = reply.status
-        what = f"HTTP {status} {reply.reason}".rstrip()
-        if attempts > 1:
-            what += f" after {attempts} attempts"
-        detail = openai_compat.server_error_text(reply.body.decode("utf-8", "replace"))
-        if detail:
-            what += f": {detail}"
-        if status in (401, 403):
-            fix = (
-                f"Set {self.key_var} (or OPENAI_API_KEY) to a key this server accepts."
-                if self.api_key is None
-                else f"The API key was refused; check {self.key_var} (or OPENAI_API_KEY)."
-            )
-        elif status in (404, 405):
-            fix = (
-                "Check MEMORY_LLM_URL: it must be the API's base URL (usually ending in /v1; "
-                "/chat/completions is appended), and MEMORY_LLM_MODEL a model the server serves."
-            )
-        elif status == 429:
-            fix = "The server is rate limiting; retry later or raise its limits."
-        elif status >= 500:
-            fix = "The server failed; check its logs, then retry."
-        elif status == 400 and "tool" in detail.lower():
-            fix = (
-                "The server or model refused the tool definitions: set MEMORY_LLM_MODEL to a model that "
-                "supports tool (function) calling, and enable it on the server if it needs a flag "
-                "(llama.cpp: --jinja)."
-            )
-        else:
-            fix = (
-                "Check that MEMORY_LLM_MODEL names a chat model this server serves and that the server "
-                "speaks the OpenAI chat-completions API."
-            )
-        return self._fail(what, fix)
-
-    def _json_body(self, reply: _Reply) -> Any:
-        try:
-            return json.loads(reply.body)
-        except ValueError:
-            raise self._fail(
-                f"the answer is not valid JSON: {excerpt(reply.body.decode('utf-8', 'replace'))!r}",
-                _NOT_OPENAI,
-            ) from None
-
     def _first_choice(self, body: Any) -> dict[str, Any]:
         """The first choice of a chat-completions answer (a dict, possibly empty)."""
         if not isinstance(body, dict):
-            raise self._fail(f"the answer is not a JSON object: {excerpt(str(body))!r}", _NOT_OPENAI)
+            raise self._fail(
+                f"the answer is not a JSON object: {excerpt(str(body))!r}", self._endpoint.not_openai()
+            )
         choices = body.get("choices")
         if not isinstance(choices, list) or not choices:
             error = body.get("error")
             if error:
                 detail = error.get("message", error) if isinstance(error, dict) else error
-                raise self._fail(f"the server answered with an error: {excerpt(str(detail))}", _NOT_OPENAI)
-            raise self._fail(f"the answer has no choices: {excerpt(json.dumps(body))!r}", _NOT_OPENAI)
+                raise self._fail(
+                    f"the server answered with an error: {excerpt(str(detail))}", self._endpoint.not_openai()
+                )
+            raise self._fail(
+                f"the answer has no choices: {excerpt(json.dumps(body))!r}", self._endpoint.not_openai()
+            )
         return choices[0] if isinstance(choices[0], dict) else {}
 
     def _content(self, body: Any) -> tuple[str, str | None]:
@@ -467,7 +313,10 @@ class ChatClient:
         finish_reason = first.get("finish_reason")
         message = first.get("message")
         if not isinstance(message, dict):
-            raise self._fail(f"the first choice has no message: {excerpt(json.dumps(first))!r}", _NOT_OPENAI)
+            raise self._fail(
+                f"the first choice has no message: {excerpt(json.dumps(first))!r}",
+                self._endpoint.not_openai(),
+            )
         content = message.get("content")
         if isinstance(content, list):  # content parts: keep the text ones
             content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
@@ -508,9 +357,9 @@ def _tool_call(raw: Mapping[str, Any], index: int) -> ToolCall:
     )
 
 
-_NOT_OPENAI = (
-    "Check that MEMORY_LLM_URL points at an OpenAI-compatible chat-completions API (the base URL, "
-    "usually ending in /v1)"
+_TOOLS_REFUSED = (
+    "The server or model refused the tool definitions: set MEMORY_LLM_MODEL to a model that supports "
+    "tool (function) calling, and enable it on the server if it needs a flag (llama.cpp: --jinja)."
 )
 
 

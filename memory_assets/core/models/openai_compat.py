@@ -1,9 +1,41 @@
-"""What the two OpenAI-compatible clients (``models/embedder.HttpEmbedder``, ``language_model.ChatClient``)
-read the same way: the base URL a user wrote, and a server's own explanation of an error."""
+"""An OpenAI-compatible endpoint over HTTP, as both model clients (``embedder.HttpEmbedder``,
+``language_model.ChatClient``) reach it: the base URL a user wrote, one JSON POST under one retry
+policy, and every way it can fail, worded once.
 
+``Endpoint.call(payload, limit)`` returns the JSON body of a 200 answer or raises
+``EndpointError``, whose ``what`` and ``fix`` say what happened (the HTTP status and the server's
+own error text, invalid JSON, the time limit, an answer too large, no connection) and how to fix
+it, in the client's own terms (``Wording``: its settings, its API, what unsetting its URL gives).
+The policy, the same for every client:
+
+* one total time limit covers every attempt and every wait between them; a request still in
+  flight when it runs out is abandoned to a daemon thread that gives up on its own within about
+  one more limit, so the caller always hears back within the limit;
+* connection errors, 5xx and 429 answers are sent again after an exponential backoff, or after
+  the server's ``Retry-After`` (honoured up to ``RetryPolicy.max_retry_after``) when longer, at
+  most ``RetryPolicy.retries`` times and only while the limit leaves time for the wait; never
+  after a timeout (the limit is spent);
+* an answer body over ``max_answer_bytes`` is abandoned as soon as it is seen (its declared
+  ``Content-Length`` or the bytes read so far), never buffered whole and never retried.
+
+The API key is sent as ``Authorization: Bearer`` and appears in no repr and no error.
+"""
+
+import contextlib
 import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import requests
 
 from memory_assets.core.text import excerpt
+
+RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
+BACKOFF = 0.5  # seconds before the first retry; doubles each time
+MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
 
 
 def base_url(url: str, path: str) -> str:
@@ -28,3 +60,296 @@ def server_error_text(body: str) -> str:
             if field:
                 return excerpt(str(field))
     return excerpt(str(value))
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When a failed attempt is sent again: at most ``retries`` more times, the n-th (0-based)
+    after ``backoff * 2**n`` seconds, or after the server's ``Retry-After`` when that is longer
+    (capped at ``max_retry_after``)."""
+
+    retries: int = RETRIES
+    backoff: float = BACKOFF
+    max_retry_after: float = MAX_RETRY_AFTER
+
+    def delay(self, retries_done: int, deadline: float, retry_after: str | None = None) -> float | None:
+        """Seconds to wait before the next attempt, or None when no retry is left or the wait
+        would not end before ``deadline`` (a ``time.monotonic()`` value)."""
+        if retries_done >= self.retries:
+            return None
+        delay = max(0.0, self.backoff) * (2**retries_done)
+        if retry_after:
+            with contextlib.suppress(ValueError):
+                delay = max(delay, min(float(retry_after), self.max_retry_after))
+        if time.monotonic() + delay >= deadline:
+            return None
+        return delay
+
+
+def retryable(status: int) -> bool:
+    """An answer worth sending again: the server failed (5xx) or is rate limiting (429)."""
+    return status == 429 or status >= 500
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The server's answer to the last attempt of one call."""
+
+    status: int
+    reason: str
+    headers: Mapping[str, str]
+    body: bytes
+    attempts: int  # requests sent for this answer, the last one included
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def error_text(self) -> str:
+        """The server's own explanation of an error answer (``server_error_text``)."""
+        return server_error_text(self.text)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How one client's errors name its API, its settings and its fixes."""
+
+    api: str  # the OpenAI API it speaks: "embeddings", "chat-completions"
+    path: str  # appended to the base URL: "/embeddings", "/chat/completions"
+    url_var: str  # the setting of the base URL
+    model_var: str  # the setting of the model's name
+    key_var: str  # the setting of the API key
+    example_url: str  # a base URL to show, e.g. http://127.0.0.1:8080/v1
+    model_kind: str  # "an embedding model", "a chat model"
+    fallback: str  # what unsetting ``url_var`` gives: "use the bundled local model"
+    slow_fix: str  # the fix when the time limit runs out
+    size_fix: str  # the fix when an answer is over the size limit
+    size_limit: str  # where the size limit comes from: "MAX_ANSWER_BYTES"
+
+
+class EndpointError(Exception):
+    """A call that gave no usable answer: ``what`` happened and the ``fix``. ``status`` is the
+    HTTP status of an error answer (None when none came back) and ``detail`` the server's own
+    explanation of it."""
+
+    def __init__(self, what: str, fix: str, status: int | None = None, detail: str = "") -> None:
+        super().__init__(f"{what}. {fix}")
+        self.what = what
+        self.fix = fix
+        self.status = status
+        self.detail = detail
+
+
+class _DeadlineExceeded(Exception):
+    """The time limit ran out while a request was in flight."""
+
+
+class _TooLarge(Exception):
+    """The answer's body is over the limit; the argument says how that showed."""
+
+
+class Endpoint:
+    """``POST`` JSON to one URL under a ``RetryPolicy``, with ``Authorization: Bearer <api_key>``
+    when a key is set. One ``requests.Session`` per calling thread keeps connections alive
+    (sessions are not thread-safe); a session whose request was abandoned is never used again."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None,
+        *,
+        wording: Wording,
+        policy: RetryPolicy,
+        max_answer_bytes: int,
+    ) -> None:
+        self.url = url
+        self.api_key = api_key or None
+        self.wording = wording
+        self.policy = policy
+        self.max_answer_bytes = max_answer_bytes
+        self._local = threading.local()
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"Endpoint({self.url!r})"
+
+    def call(
+        self,
+        payload: dict[str, Any],
+        limit: float,
+        amend: Callable[[Reply], bool] | None = None,
+        about: str = "",
+    ) -> Any:
+        """The JSON body of the 200 answer to ``payload`` within ``limit`` seconds, all attempts
+        and waits included, or ``EndpointError``.
+
+        ``amend`` sees each answer that is not a 200 before the policy does; when it changes
+        ``payload`` and returns True, the request is sent again at once (not counted as a retry).
+        ``about`` follows the time limit in a timeout's message (" for a batch of 64 text(s)")."""
+        if not limit > 0:
+            raise self._timed_out(0, 0.0, about)
+        deadline = time.monotonic() + limit
+        attempts = retries = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._timed_out(attempts, limit, about)
+            attempts += 1
+            try:
+                status, reason, headers, body = self._send(payload, remaining)
+            except _DeadlineExceeded:
+                raise self._timed_out(attempts, limit, about) from None
+            except _TooLarge as exc:
+                raise self._too_large(str(exc)) from None
+            except requests.Timeout as exc:  # connect or read timeout: the limit is spent
+                raise self._timed_out(attempts, limit, about) from exc
+            except requests.ConnectionError as exc:  # refused, DNS, reset (or a timeout mid-body)
+                if time.monotonic() >= deadline:
+                    raise self._timed_out(attempts, limit, about) from exc
+                delay = self.policy.delay(retries, deadline)
+                if delay is None:
+                    raise self._cannot_connect(attempts, exc) from exc
+                retries += 1
+                time.sleep(delay)
+                continue
+            except requests.RequestException as exc:
+                raise self._request_failed(exc) from exc
+            reply = Reply(status, reason, headers, body, attempts)
+            if status != 200 and amend is not None and amend(reply):
+                continue
+            if retryable(status):
+                delay = self.policy.delay(retries, deadline, headers.get("Retry-After"))
+                if delay is not None:
+                    retries += 1
+                    time.sleep(delay)
+                    continue
+            if status != 200:
+                raise self._http_error(reply)
+            try:
+                return json.loads(body)
+            except ValueError:
+                raise EndpointError(
+                    f"the answer is not valid JSON: {excerpt(reply.text)!r}", self.not_openai()
+                ) from None
+
+    def not_openai(self) -> str:
+        """The fix for an answer that is not what the API answers."""
+        return (
+            f"Check that {self.wording.url_var} points at an OpenAI-compatible {self.wording.api} API (the "
+            "base URL, usually ending in /v1)."
+        )
+
+    # -- one attempt -----------------------------------------------------------------------------
+    def _session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            self._local.session = session
+        return session
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _send(self, payload: dict[str, Any], limit: float) -> tuple[int, str, Mapping[str, str], bytes]:
+        """One request, answered within ``limit`` seconds (else ``_DeadlineExceeded``)."""
+        deadline = time.monotonic() + limit
+        session = self._session()
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["reply"] = self._request(session, payload, deadline)
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name=f"{self.wording.api}-request", daemon=True)
+        worker.start()
+        worker.join(limit)
+        if worker.is_alive():
+            self._local.session = None  # the abandoned request still holds this one
+            raise _DeadlineExceeded
+        if "error" in box:
+            raise box["error"]
+        reply: tuple[int, str, Mapping[str, str], bytes] = box["reply"]
+        return reply
+
+    def _request(
+        self, session: requests.Session, payload: dict[str, Any], deadline: float
+    ) -> tuple[int, str, Mapping[str, str], bytes]:
+        limit = max(0.001, deadline - time.monotonic())
+        with session.post(
+            self.url, json=payload, headers=self._headers(), timeout=limit, stream=True
+        ) as response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_answer_bytes:
+                raise _TooLarge(f"Content-Length {int(declared)}")
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_content(chunk_size=65536):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > self.max_answer_bytes:  # stop reading: never buffer the rest
+                    raise _TooLarge(f"over {size} bytes received")
+                if time.monotonic() > deadline:  # a server trickling its answer
+                    raise _DeadlineExceeded
+            return response.status_code, response.reason or "", response.headers, b"".join(chunks)
+
+    # -- failures, in the client's words -----------------------------------------------------------
+    def _timed_out(self, attempts: int, limit: float, about: str) -> EndpointError:
+        tries = f" ({attempts} attempt(s))" if attempts > 1 else ""
+        return EndpointError(
+            f"no answer within the {limit:g} s time limit{tries}{about}", self.wording.slow_fix
+        )
+
+    def _too_large(self, seen: str) -> EndpointError:
+        return EndpointError(
+            f"the answer is larger than the {self.max_answer_bytes} byte limit ({self.wording.size_limit}; "
+            f"{seen}); it was not read",
+            self.wording.size_fix,
+        )
+
+    def _cannot_connect(self, attempts: int, exc: Exception) -> EndpointError:
+        words = self.wording
+        return EndpointError(
+            f"cannot connect after {attempts} attempt(s) ({type(exc).__name__}: {excerpt(str(exc))})",
+            f"Check that the server is running and that {words.url_var} is its base URL (e.g. "
+            f"{words.example_url}), or unset {words.url_var} to {words.fallback}.",
+        )
+
+    def _request_failed(self, exc: Exception) -> EndpointError:
+        return EndpointError(
+            f"the request failed ({type(exc).__name__}: {excerpt(str(exc))})",
+            f"Check {self.wording.url_var} (an http(s) base URL such as {self.wording.example_url}).",
+        )
+
+    def _http_error(self, reply: Reply) -> EndpointError:
+        words, status = self.wording, reply.status
+        what = f"HTTP {status} {reply.reason}".rstrip()
+        if reply.attempts > 1:
+            what += f" after {reply.attempts} attempts"
+        detail = reply.error_text()
+        if detail:
+            what += f": {detail}"
+        if status in (401, 403):
+            fix = (
+                f"Set {words.key_var} (or OPENAI_API_KEY) to a key this server accepts."
+                if self.api_key is None
+                else f"The API key was refused; check {words.key_var} (or OPENAI_API_KEY)."
+            )
+        elif status in (404, 405):
+            fix = (
+                f"Check {words.url_var}: it must be the API's base URL (usually ending in /v1; "
+                f"{words.path} is appended), and {words.model_var} a model the server serves."
+            )
+        elif status == 429:
+            fix = "The server is rate limiting; retry later or raise its limits."
+        elif status >= 500:
+            fix = "The server failed; check its logs, then retry."
+        else:
+            fix = (
+                f"Check that {words.model_var} names {words.model_kind} this server serves and that the "
+                f"server speaks the OpenAI {words.api} API."
+            )
+        return EndpointError(what, fix, status, detail)
