@@ -25,7 +25,8 @@
     writer (``memory_md_refresh.py``), which stands down once the vault has a ``3_Personal/`` page.
 
 ``keep`` does (0); ``plan_turn`` does (a)-(c) and writes nothing; ``apply_plan`` does (d);
-``process_turn`` does all of it. The transcript ingestion journals between plan and apply (``ingest.py``) so a crash
+``process_turns`` does all of it for several turns of one home as one write, ``process_turn`` for
+one. The transcript ingestion journals between plan and apply (``ingest.py``) so a crash
 never writes a turn twice.
 """
 
@@ -357,24 +358,16 @@ def process_turn(
     embedder: TextEmbedder | None = None,
     reindex: bool = True,
 ) -> TurnResult:
-    """The whole write path for one turn; see the module docstring. Never loses a fact: the log
-    append happens before anything that can fail for reasons outside the turn (the index, the
-    model, MEMORY.md), and those failures are reported in the result."""
-    start = time.perf_counter()
+    """The whole write path for one turn (``process_turns`` of one; see the module docstring),
+    with the configured extractor when none is given. Never loses a fact: the log append happens
+    before anything that can fail for reasons outside the turn (the index, the model, MEMORY.md),
+    and those failures are reported in the result; a failure before the append (the extractor, a
+    full disk) is raised."""
     if extractor is None:
         extractor = make_extractor(settings)
-    store = store or MemoryStore.of(settings)
-    turn = prepared(turn)
-    t0 = time.perf_counter()
-    transcript = keep(turn, settings)
-    kept_s = time.perf_counter() - t0
-    plan = plan_turn(turn, settings, extractor, store=store, transcript=transcript)
-    plan.timings["keep"] = kept_s
-    t0 = time.perf_counter()
-    path = apply_plan(plan, settings)
-    plan.timings["write"] = time.perf_counter() - t0
-    result = finish_turn(plan, settings, path, store=store, embedder=embedder, reindex=reindex)
-    result.timings["total"] = time.perf_counter() - start
+    [result] = process_turns([(turn, extractor)], settings, store=store, embedder=embedder, reindex=reindex)
+    if isinstance(result, Exception):
+        raise result
     return result
 
 
@@ -385,6 +378,7 @@ def process_turns(
     store: MemoryStore | None = None,
     embedder: TextEmbedder | None = None,
     index_transcripts: bool = True,
+    reindex: bool = True,
 ) -> list[TurnResult | Exception]:
     """Several turns of one home as one write, in order: what a server does with the turns that
     arrive for one user while it is writing the previous ones (one group, one reindex).
@@ -393,9 +387,9 @@ def process_turns(
     its ``transcript``; ``turn_rows_embedded`` is 0): a caller that acknowledges each turn (the
     memory service) indexes them after the acknowledgement, since embedding every message is most
     of a turn's cost. The turn is durable in its transcript either way, before its plan.
+    ``reindex=False`` leaves (e) to the caller altogether (the sensor reindexes the files later).
 
-    Each turn is kept, planned and appended exactly as ``process_turn`` does (0, a-d), durably,
-    before the next is planned; then every day and transcript the turns wrote to is reindexed, all
+    Each turn is kept (0), planned (a-c) and appended (d), durably, before the next is planned; then every day and transcript the turns wrote to is reindexed, all
     as one write (e), and MEMORY.md is refreshed once when any turn wrote an important fact (f). Each turn's result carries its own
     facts, log and timings, and the reindex (``rows_embedded`` and ``reindex_error`` are the
     group's one write, shared by its turns). A turn that fails before its append
@@ -425,7 +419,8 @@ def process_turns(
             continue
         written.append((len(out), plan, path, start))
         out.append(None)  # its result, once the days are reindexed
-    keys = list(dict.fromkeys(k for _, plan, _, _ in written for k in plan.index_keys(index_transcripts)))
+    keys = [k for _, plan, _, _ in written for k in plan.index_keys(index_transcripts)] if reindex else []
+    keys = list(dict.fromkeys(keys))
     t0 = time.perf_counter()
     embedded, error = reindex_keys(settings, store, embedder, keys) if keys else ({}, None)
     reindex_s = time.perf_counter() - t0
@@ -437,7 +432,7 @@ def process_turns(
         refresh_s = time.perf_counter() - t0
     for position, plan, path, start in written:
         result = finish_turn(plan, settings, path, store=store, reindex=False, memory_md=False)
-        if plan.index_keys(index_transcripts):
+        if reindex and plan.index_keys(index_transcripts):
             _embedded(plan, result, embedded)
             result.reindex_error, result.timings["reindex"] = error, reindex_s
         if important(plan):
