@@ -40,8 +40,16 @@ Commands:
                               exit 1 when a run failed (ok: false) or its reconcile did
     reconcile                 retire what the dream folded (tombstone + reindex those days), sweep,
                               optimize; crash-safe (the hand-off is truncated last)
-    forget TEXT | --id ROW    a tombstone plus a reindex of every file that holds the text
-    unforget TEXT             remove the text's tombstone and reindex, so its rows come back
+    forget TEXT | --id ROW | --chat ID | --day YYYY-MM-DD [--force]
+                              hide a text from everything served (search, listing, MEMORY.md's
+                              generated zone, turns, the dream): a tombstone plus a reindex of every
+                              file that holds it; reversible, the markdown keeps it
+    unforget TEXT | --chat ID | --day YYYY-MM-DD
+                              remove the tombstone and reindex, so its rows come back
+    erase TEXT | --id ROW | --chat ID | --day YYYY-MM-DD [--yes [--force]] [--resume]
+                              remove a text's bytes from every file of the home and every index
+                              version, irreversibly; prints the plan and changes nothing without
+                              --yes; with it, a receipt (also in .state/erasures.jsonl, no text)
     legacy check [--table URI]
                               legacy rows (no source file; the project's index, or an assistant-format
                               LanceDB at URI) and memory_blocks: how many a log, page or core file holds
@@ -376,7 +384,33 @@ def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
     if len(given) != 1:
         raise SettingsError("forget needs exactly one of TEXT, --id ROW_ID, --chat ID and --day YYYY-MM-DD")
     home = _home(args)
-    return forget(home.settings, home.indexer, text=args.text, row_id=args.id, chat=args.chat, day=args.day)
+    return forget(
+        home.settings,
+        home.indexer,
+        text=args.text,
+        row_id=args.id,
+        chat=args.chat,
+        day=args.day,
+        force=args.force,
+    )
+
+
+def cmd_erase(args: argparse.Namespace) -> dict[str, Any]:
+    from memory_assets.core.erase import Request, erase, resume
+
+    home = _home(args)
+    if args.resume:
+        return resume(home.settings, home.indexer) or {"resumed": None, "note": "no unfinished erase"}
+    given = [n for n in ("text", "id", "chat", "day") if getattr(args, n)]
+    if len(given) != 1:
+        raise SettingsError("erase needs exactly one of TEXT, --id ROW_ID, --chat ID and --day YYYY-MM-DD")
+    if args.force and not args.yes:
+        raise SettingsError(
+            "erase --force goes with --yes: run it first without either to see what it would remove"
+        )
+    day = args.day.isoformat() if args.day else None
+    request = Request(text=args.text, row_id=args.id, chat=args.chat, day=day)
+    return erase(home.settings, home.indexer, request, confirm=args.yes, force=args.force)
 
 
 def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
@@ -649,14 +683,41 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("restore-stranded", "make every stranded fact findable again (what `check` names)")
     p.add_argument("--dry-run", action="store_true", help="report what it would do; write nothing")
     p.set_defaults(func=cmd_restore_stranded)
-    p = command("forget", "a tombstone plus a reindex of every file that holds the text")
-    p.add_argument("text", nargs="?", help="the text to forget (matched whole, case and spacing aside)")
+    p = command(
+        "forget", "hide a text from everything served: a tombstone plus a reindex of every file that holds it"
+    )
+    p.add_argument(
+        "text",
+        nargs="?",
+        help="the text to forget (whole words, inside longer text too, case and spacing aside)",
+    )
     p.add_argument("--id", help="forget the content of this row (ids are in `search --json`)")
     p.add_argument("--chat", help="forget a whole chat: its turns and the facts written from them")
     p.add_argument(
         "--day", type=date.fromisoformat, help="forget every turn said this day (UTC), and its facts"
     )
+    p.add_argument("--force", action="store_true", help="forget a text however much of the home holds it")
     p.set_defaults(func=cmd_forget)
+    p = command(
+        "erase",
+        "remove a text's bytes from the home, irreversibly, with a receipt (prints the plan without --yes)",
+    )
+    p.add_argument(
+        "text", nargs="?", help="the text to erase (found inside longer text, case and spacing aside)"
+    )
+    p.add_argument("--id", help="erase this row's text (a turn's row: the whole turn)")
+    p.add_argument("--chat", help="erase a whole chat: its turns and the facts written from them")
+    p.add_argument(
+        "--day", type=date.fromisoformat, help="erase a day: its log, its turns (UTC), their facts"
+    )
+    p.add_argument(
+        "--yes", action="store_true", help="erase; without it, print what would go and change nothing"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="with --yes: erase a text however much of the home holds it"
+    )
+    p.add_argument("--resume", action="store_true", help="finish an erase a crash left")
+    p.set_defaults(func=cmd_erase)
     p = command("unforget", "remove a text's tombstone and reindex, so its rows come back")
     p.add_argument("text", nargs="?")
     p.add_argument("--chat", help="bring back a chat forgotten with forget --chat")

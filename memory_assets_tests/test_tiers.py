@@ -9,7 +9,8 @@ Floors, lowest first (README "Map of the code"):
 3. ``core/search/`` (retrieval, ranking, context, listing: reads of the index)
 4. ``core/audit/``
 5. ``core/home.py`` (the composition root)
-6. the runners: ``core/write_path/``, ``core/dream/``, ``core/reconcile.py``, ``core/legacy/``
+6. the runners: ``core/write_path/``, ``core/dream/``, ``core/reconcile.py``, ``core/legacy/``,
+   ``core/erase/``
    (peers: no runner imports another)
 7. ``core/ops/`` (use cases that cross runners)
 8. the faces: ``cli.py``, ``demo.py``, ``definitions.py``, ``defs/``, ``server/``
@@ -40,6 +41,7 @@ FLOORS: dict[str, int] = {
     "core.dream": 6,
     "core.reconcile": 6,
     "core.legacy": 6,
+    "core.erase": 6,
     "core.ops": 7,
     "cli": 8,
     "demo": 8,

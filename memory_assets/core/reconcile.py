@@ -24,6 +24,7 @@ from typing import Any
 
 from memory_assets.core.durable import file_lock, named_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
+from memory_assets.core.index.best_facts import drop_candidates
 from memory_assets.core.index.forgotten_turns import (
     facts_of_turns,
     log_facts,
@@ -33,6 +34,7 @@ from memory_assets.core.index.forgotten_turns import (
     turns_of_facts,
 )
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.reach import Reach, ReachError, check_text, reach
 from memory_assets.core.index.retire import (
     MIN_RETIRE_CHARS,
     affected_keys,
@@ -41,6 +43,7 @@ from memory_assets.core.index.retire import (
     remove_first_lines,
     retire_texts,
 )
+from memory_assets.core.knowledge.memory_md import strip_generated_zone
 from memory_assets.core.knowledge.page_index import held_texts
 from memory_assets.core.knowledge.tombstones import forgotten_with, read_tombstones
 from memory_assets.core.settings import Settings
@@ -169,14 +172,22 @@ def forget(
     *,
     chat: str | None = None,
     day: date | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Remove a text from retrieval: a tombstone plus an explicit reindex of every file that holds
-    it (logs, vault pages, core files, transcripts), never a direct delete from the table.
-    ``row_id`` forgets the content of that row. The turns a fact was written from are hidden too,
-    and every turn that holds the text (``index/forgotten_turns.py``). ``chat`` / ``day`` forget a
-    whole chat, or every turn said that day (UTC), with the facts written from them."""
+    """Hide a text from everything that is served: a tombstone plus an explicit reindex of every
+    file that holds it (logs, vault pages, core files, transcripts), never a direct delete from the
+    table. A row that holds the text goes; a chunk that holds it among other lines is indexed
+    without those lines; ``MEMORY.md``'s generated zone loses them at once, and the refresh's
+    candidates are dropped (``_hide_served``). A line of MEMORY.md's manual zone (a person's own,
+    invariant 6), or of persona.md or user.md, is named in the answer and left. ``row_id``
+    forgets the content of that row. The turns a fact was written from are hidden too, and every
+    turn that holds the text (``index/forgotten_turns.py``). ``chat`` / ``day`` forget a whole
+    chat, or every turn said that day (UTC), with the facts written from them. A text under
+    ``MIN_HELD_CHARS`` characters is refused, and so is one that reaches more than
+    ``forget_max_share`` of the home, unless ``force``."""
     if chat is not None or day is not None:
-        return _forget_talk(settings, indexer, chat=chat, day=day)
+        out = _forget_talk(settings, indexer, chat=chat, day=day)
+        return out | _hide_served(settings, indexer, out.pop("_texts"))
     if row_id is not None:
         rows = indexer.store.scan(
             ["id", "content"], where=f"id = '{row_id.replace(chr(39), chr(39) * 2)}'"
@@ -186,15 +197,19 @@ def forget(
                 f"no row with id {row_id!r} in the index; `memory-assets search --json` shows ids"
             )
         text = rows[0]["content"]
-    if not text or not normalise(text):
-        raise ReconcileError("forget needs a text, --id ROW, --chat ID or --day YYYY-MM-DD")
+    try:
+        text = check_text(text, "forget")
+        if not force:
+            _refuse_wide(reach(settings, text, answers=False), settings, "forget")
+    except ReachError as exc:
+        raise ReconcileError(str(exc)) from exc
     retired = retire_texts(settings, indexer, [text], pages=True)
     if retired.partial:
         where = ", ".join(_home_path(k) for k in retired.where.get(text, []))
         raise ReconcileError(
-            f"nothing forgotten: {text!r} is not a whole fact or claim, only part of one (in {where}), "
-            "and a tombstone hides whole texts (case and spacing aside), so none was written. Forget "
-            "the fact's full text (`memory-assets search` shows it), or its row with `forget --id ROW`"
+            f"nothing forgotten: {text!r} appears only inside words (in {where}), never as whole words, "
+            "so it would hide nothing and no tombstone was written. Forget whole words or the fact's "
+            "full text (`memory-assets search` shows it), or its row with `forget --id ROW`"
         )
     facts = log_facts(settings.archive_dir)
     said = forget_said(
@@ -204,8 +219,7 @@ def forget(
         [],
         normalise(text),
     )
-    norm = normalise(text)
-    return {
+    out = {
         "text": text,
         "tombstoned": bool(retired.tombstoned),
         "already_forgotten": bool(retired.already),
@@ -213,16 +227,38 @@ def forget(
         "rows_deleted": retired.deleted + said.deleted,
         "held_by_no_file": bool(retired.unmatched),
         "turns_hidden": len(said.tombstoned),
-        # Facts that hold the text inside a longer one stay (a tombstone hides whole facts): each
-        # is named, to forget by its own full text.
-        "still_in_facts": sorted(
-            {
-                f.fact.content
-                for f in facts
-                if norm in normalise(f.fact.content) and normalise(f.fact.content) != norm
-            }
-        )[:20],
     }
+    return out | _hide_served(settings, indexer, [text])
+
+
+def _refuse_wide(found: Reach, settings: Settings, verb: str) -> None:
+    if found.too_wide(settings.forget_max_share):
+        raise ReachError(
+            f"{verb}: {found.text!r} is held by {len(found.places)} of the home's {found.total} lines and "
+            f"turns ({found.share:.0%}, over MEMORY_FORGET_MAX_SHARE={settings.forget_max_share:.0%}); "
+            f"nothing was changed. A text that common is rarely what a person means: give a longer, "
+            f"more specific text, or pass --force to {verb} it everywhere"
+        )
+
+
+def _hide_served(settings: Settings, indexer: Indexer, texts: list[str]) -> dict[str, Any]:
+    """What forgetting does beyond the index, at once: the lines of MEMORY.md's generated zone
+    that hold a forgotten text go (then MEMORY.md is reindexed), and the per-turn refresh's kept
+    candidates are dropped (a cache: the next refresh reads the index, forgotten rows left out).
+    Returns the answer's part: how many generated lines went, and the person's own lines that hold
+    one of ``texts`` (left as they are)."""
+    tombs = read_tombstones(settings.tombstones_path)
+    removed = strip_generated_zone(settings.memory_md_path, tombs.line_hidden)
+    if removed:
+        indexer.reindex_key(str(IndexKey.for_core_file("MEMORY.md")))
+    drop_candidates(settings.state_dir)
+    left: list[dict[str, Any]] = []
+    for text in texts:
+        for place in reach(settings, text, answers=False).places:
+            if place.kind == "core" and place.zone != "generated":
+                left.append({"file": place.path, "line": place.line, "text": place.text})
+    unique = {(d["file"], d["line"]): d for d in left}
+    return {"memory_md_lines_removed": removed, "left_in_your_own_lines": list(unique.values())}
 
 
 def _forget_talk(
@@ -244,6 +280,7 @@ def _forget_talk(
     facts = [f.fact.content for f in facts_of_turns(log_facts(settings.archive_dir), reached)]
     said = forget_said(settings, indexer, reached, facts, tag)
     return {
+        "_texts": list(dict.fromkeys(facts)),
         "forgot": tag,
         "turns": len(reached),
         "facts": len(set(facts)),

@@ -65,7 +65,7 @@ def test_forget_hides_every_turn_holding_the_text_and_the_turn_a_fact_came_from(
 
     # A text only turns hold (no fact states it): the tombstone hides every turn holding it.
     done = forget(settings, Indexer(settings, embedder=embedder), "bluefinch77")
-    assert done["tombstoned"] and done["rows_deleted"] == 2 and done["still_in_facts"] == []
+    assert done["tombstoned"] and done["rows_deleted"] == 2 and done["left_in_your_own_lines"] == []
     assert sorted(done["files"]) == ["transcript:captured/chat-a.jsonl", "transcript:captured/chat-b.jsonl"]
     assert not any("bluefinch77" in c for c in contents(settings))
     for query in ("alarm codeword", "bluefinch77", "what opens the shed"):

@@ -13,8 +13,9 @@ metadata, and ``details`` (the rows of a table, which the Dagster checks render 
 * ``turns_accounted_for`` (``turns_accounted.py``): every user turn of every transcript is indexed,
   forgotten by a person or expired by the retention: none is stranded.
 * ``ids_unique``: no id is stored twice.
-* ``no_tombstoned_content``: no row's normalised content is tombstoned, and no transcript row
-  holds a turn a person's tombstone hides.
+* ``no_tombstoned_content``: nothing served holds a tombstoned text: no row (whole, or holding a
+  person's forgotten text), no transcript row of a hidden turn, no line of MEMORY.md's generated
+  zone, no kept candidate of the MEMORY.md refresh.
 * ``table_bounded``: fragments and versions stay within the store's bounds.
 * ``search_finds_rows``: a sample of rows, each searched for by its own words, comes back in the
   top 10, and those searches stay within a latency bound (retrieval works end to end).
@@ -46,6 +47,7 @@ from memory_assets.core.capture.ledger import (
     verify,
 )
 from memory_assets.core.capture.transcripts import list_transcripts, read_turns
+from memory_assets.core.index.best_facts import CANDIDATES_STATE, kept_candidate_texts
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FilePlan
 from memory_assets.core.index.store import (
@@ -57,6 +59,7 @@ from memory_assets.core.index.store import (
     id_in,
     quote,
 )
+from memory_assets.core.knowledge.memory_md import read_zones
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.outcome import CheckOutcome
@@ -424,13 +427,44 @@ def _hidden(row: _Row, tombs: Tombstones, turns: dict[str, str]) -> bool:
     return tombs.hides(row.content)
 
 
+def _forgotten_served(settings: Settings, tombs: Tombstones) -> list[str]:
+    """The served places besides the rows that hold a forgotten or erased text, each named by its
+    file and line (never by the text): MEMORY.md's generated zone (in every prompt), and the
+    per-turn refresh's kept candidates (what its next write reads)."""
+    if not tombs:
+        return []
+    problems: list[str] = []
+    view = read_zones(settings.memory_md_path)
+    if view.generated:
+        lines = [
+            n
+            for n, line in enumerate(view.generated.split("\n"), start=1)
+            if line.strip() and tombs.line_hidden(line)
+        ]
+        if lines:
+            problems.append(
+                f"memory/MEMORY.md: {len(lines)} line(s) of the generated zone (its line(s) "
+                f"{', '.join(map(str, lines[:10]))}) hold a forgotten text, and the file is in every prompt; "
+                "fix: run `memory-assets forget` again with that text (it rewrites the zone at once)"
+            )
+    held = [n for n, text in kept_candidate_texts(settings.state_dir) if tombs.hides(text)]
+    if held:
+        problems.append(
+            f"notebook/.state/{CANDIDATES_STATE}: {len(held)} kept candidate(s) of the MEMORY.md refresh "
+            "hold a forgotten text; fix: delete the file (a cache: the next refresh reads the index)"
+        )
+    return problems
+
+
 def no_tombstoned_content(settings: Settings, store: MemoryStore) -> CheckOutcome:
-    """No row's normalised content is tombstoned (every tombstone write is paired with a reindex),
-    and no transcript row holds a turn a person's tombstone hides (``Tombstones.hides_turn``: a
-    forgotten text it holds, or its whole turn, by a fact, a chat or a day forgotten)."""
+    """Nothing served holds a tombstoned text: no row's normalised content is tombstoned or holds a
+    person's forgotten (or an erased) text (every tombstone write is paired with a reindex), no
+    transcript row holds a turn a person's tombstone hides (``Tombstones.hides_turn``: a
+    forgotten text it holds, or its whole turn, by a fact, a chat or a day forgotten), and neither
+    MEMORY.md's generated zone nor the refresh's kept candidates hold one (``_forgotten_served``)."""
     name = "no_tombstoned_content"
     tombs = read_tombstones(settings.tombstones_path)
-    rows, legacy = _rows(store, content=True) if tombs.contents else ([], store.is_legacy())
+    rows, legacy = _rows(store, content=True) if len(tombs) else ([], store.is_legacy())
     has_turns = any(r.source_type == TRANSCRIPT for r in rows)
     turns = _turn_texts(settings, store) if has_turns and not legacy else {}
     offending = [r for r in rows if _hidden(r, tombs, turns)]
@@ -450,19 +484,24 @@ def no_tombstoned_content(settings: Settings, store: MemoryStore) -> CheckOutcom
         {"id": r.id, "source": _source(r.source_type, r.source_file), "content": _excerpt(r.content)}
         for r in offending
     ]
+    served = _forgotten_served(settings, tombs)
+    problems += served
+    failed = bool(offending or served)
     return CheckOutcome(
         name,
-        passed=not offending,
+        passed=not failed,
         severity="error",
-        summary=f"no row holds any of the {len(tombs.contents)} tombstoned text(s)"
-        if not offending
-        else f"{len(offending)} row(s) in {len(by_source)} source(s) hold tombstoned content",
+        summary=f"nothing served holds any of the {len(tombs)} tombstoned text(s)"
+        if not failed
+        else f"{len(offending)} row(s) in {len(by_source)} source(s) and {len(served)} other served "
+        "place(s) hold tombstoned content",
         problems=_capped(problems),
         metadata={
-            "tombstones": len(tombs.contents),
+            "tombstones": len(tombs),
             "rows": len(rows),
             "transcript_rows": sum(1 for r in rows if r.source_type == TRANSCRIPT),
             "tombstoned_rows": len(offending),
+            "served_places": len(served),
         },
         details=details,
         warnings=list(tombs.warnings),

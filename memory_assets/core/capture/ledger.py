@@ -3,7 +3,8 @@
 Invariant 1 says daily logs are append-only. The ledger is how that is checked: for every log it
 records a short hash of each line seen so far, in ``memory/.log_ledger.json``::
 
-    {"version": 1, "logs": {"2026-11-20.md": "3f9a01c2b7d4e8f0..."}}
+    {"version": 1, "logs": {"2026-11-20.md": "3f9a01c2b7d4e8f0..."},
+     "erased": {"2026-11-20.md": [{"line": 7, "was": "<keyed hash>", "at": "<ISO>"}]}}
 
 A log's record is the concatenation of one 8-hex-digit hash (blake2b, 4 bytes) per line, so a
 year of logs costs a few kilobytes. Only complete lines (ending in a newline) are recorded: a
@@ -16,6 +17,11 @@ for an edit.
   the log is restored, or the edit is accepted explicitly with ``accept``.
 * ``verify`` reports each log whose earlier part changed: the first changed line (1-based) and
   what it reads now, or that the file is now shorter, or that it was deleted.
+* ``record_erasure``: the one rewrite of a log the ledger accepts (design §7, invariant 1): a
+  person's erase empties lines (each becomes spaces of its length, so no line moves). Their record
+  becomes the hash of the emptied line, and the ledger's ``erased`` list says which lines of
+  which log went, when, and a keyed hash of what each held (never the text). Any other edit is
+  still caught.
 
 Logs are read with ``textfile.read_text``, so invalid UTF-8 is tolerated (a line's hash is of
 its text as read, with U+FFFD for bad bytes). Writes go through ``durable.write_atomic`` under
@@ -30,6 +36,7 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -74,6 +81,7 @@ class Ledger:
 
     logs: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    erased: dict[str, list[dict[str, object]]] = field(default_factory=dict)  # see record_erasure
     exists: bool = False
     corrupt: bool = False
     dirty: bool = False  # entries were dropped while reading: the file needs rewriting
@@ -133,6 +141,11 @@ def read_ledger(path: Path) -> Ledger:
         )
         return Ledger(warnings=[message], exists=True, corrupt=True)
     ledger = Ledger(exists=True)
+    erased = data.get("erased")
+    if isinstance(erased, dict):
+        ledger.erased = {
+            k: [e for e in v if isinstance(e, dict)] for k, v in erased.items() if isinstance(v, list)
+        }
     for name, record in logs.items():
         if (
             isinstance(name, str)
@@ -198,7 +211,9 @@ def verify(
 
 
 def _save(path: Path, ledger: Ledger) -> None:
-    data = {"version": LEDGER_VERSION, "logs": dict(sorted(ledger.logs.items()))}
+    data: dict[str, object] = {"version": LEDGER_VERSION, "logs": dict(sorted(ledger.logs.items()))}
+    if ledger.erased:
+        data["erased"] = dict(sorted(ledger.erased.items()))
     write_atomic(path, json.dumps(data, indent=0, separators=(",", ":")) + "\n")
 
 
@@ -274,3 +289,29 @@ def accept(memory_dir: Path, filenames: Iterable[str], archive_dir: Path | None 
             accepted.append(name)
         _save(path, ledger)
     return accepted
+
+
+def record_erasure(memory_dir: Path, filename: str, emptied: dict[int, str], was: dict[int, str]) -> None:
+    """Record a person's erase of lines of one log (see the module docstring): ``emptied`` maps each
+    line (1-based) to what it reads now (spaces), ``was`` to a keyed hash of what it held. Lines the
+    record does not reach yet are left to ``observe``; a replay records nothing twice. The caller
+    holds the log's writers' lock and replaces the log right after."""
+    path = ledger_path(memory_dir)
+    with file_lock(path):
+        ledger = read_ledger(path)
+        if ledger.corrupt:
+            _keep_corrupt(path)
+        record = ledger.logs.get(filename)
+        if record is not None:
+            hashes = [record[i : i + HASH_HEX] for i in range(0, len(record), HASH_HEX)]
+            for line, text in emptied.items():
+                if 1 <= line <= len(hashes):
+                    hashes[line - 1] = line_hash(text)
+            ledger.logs[filename] = "".join(hashes)
+        entries = ledger.erased.setdefault(filename, [])
+        known = {(e.get("line"), e.get("was")) for e in entries}
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        for line in sorted(was):
+            if (line, was[line]) not in known:
+                entries.append({"line": line, "was": was[line], "at": at})
+        _save(path, ledger)

@@ -71,6 +71,9 @@ def build_batch(
     confirmations, skipped = read_confirmations(settings.confirmations_path, MAX_CONFIRMATIONS)
     warnings += skipped
     shown = len(confirmations) + len(skipped)
+    # A restatement of a forgotten claim is counted as read (its line goes with the others at the
+    # commit) but never shown: the dream must not be served a forgotten text, nor bump its count.
+    confirmations = [c for c in confirmations if not (tombs.hides(c.content) or tombs.hides(c.matched))]
     batch = Batch(
         days=sorted(days),
         facts=facts,

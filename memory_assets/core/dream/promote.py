@@ -263,7 +263,7 @@ def promote_memory_md(
             "no_pages",
             PROMOTE_GENERATOR,
         )
-    tombstoned = read_tombstones(settings.tombstones_path).contents
+    tombs = read_tombstones(settings.tombstones_path)
     candidates: list[_Candidate] = []
     deprecated_pages = 0
     for rel in pages:
@@ -280,7 +280,7 @@ def promote_memory_md(
         section = _section(page.meta, rel)
         for claim in page_claims(rel, text):
             content = claim.content
-            if claim.deprecated or not content or normalise(content) in tombstoned:
+            if claim.deprecated or not content or tombs.hides(content):
                 continue
             if len(content) > MAX_FACT_CHARS:
                 content = content[: MAX_FACT_CHARS - 1].rstrip() + "…"

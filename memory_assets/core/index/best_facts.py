@@ -1,7 +1,7 @@
 """The best fact rows of the store's user, as the per-turn MEMORY.md writer lists them: a read
 model over the index with a version-chained cache (the same shape as ``MemoryStore.read_facts``).
 
-``read_user_facts(store, tombstoned, candidates, state_path)`` returns ``Fact``s (the format of
+``read_user_facts(store, tombstones, candidates, state_path)`` returns ``Fact``s (the format of
 ``knowledge/memory_md.py``) for every fact row of the store's user: daily-log and legacy rows,
 never vault chunks or core-file rows (MEMORY.md's own rows would feed the zone back into itself).
 An assistant-era table is read whole, as it is (``scan``: reads never write). On a current table
@@ -50,6 +50,7 @@ import pyarrow.compute as pc
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.index.store import MemoryStore, quote
 from memory_assets.core.knowledge.memory_md import DEFAULT_MAX_LINES, Fact
+from memory_assets.core.knowledge.tombstones import Tombstones, as_tombstones
 from memory_assets.core.sources import CORE_FILE, NOTEBOOK, TRANSCRIPT
 from memory_assets.core.text import as_date, json_object
 
@@ -62,7 +63,7 @@ _NOT_FACTS = (NOTEBOOK, CORE_FILE, TRANSCRIPT)
 
 def read_user_facts(
     store: MemoryStore,
-    tombstoned: frozenset[str] = frozenset(),
+    tombstoned: Tombstones | frozenset[str] = frozenset(),
     candidates: int = DEFAULT_MAX_LINES,
     state_path: Path | None = None,
 ) -> list[Fact]:
@@ -71,11 +72,11 @@ def read_user_facts(
     On a current table, the ``candidates`` best rows are kept in ``state_path`` (when given) and
     brought forward from there (``_best_candidates``)."""
     with store.snapshot():  # one version for the whole read
-        return _read_user_facts_at(store, tombstoned, candidates, state_path)
+        return _read_user_facts_at(store, as_tombstones(tombstoned), candidates, state_path)
 
 
 def _read_user_facts_at(
-    store: MemoryStore, tombstoned: frozenset[str], candidates: int, state_path: Path | None
+    store: MemoryStore, tombstoned: Tombstones, candidates: int, state_path: Path | None
 ) -> list[Fact]:
     facts: list[Fact] = []
     if store.is_legacy():
@@ -102,6 +103,26 @@ def _read_user_facts_at(
 CANDIDATES_STATE = "memory_md_candidates.json"
 _CANDIDATES_FORMAT = 2  # 2: transcript rows are never candidates. Bump when the ranking of candidates changes: older state is then re-read
 _COLUMNS = ["id", "content", "importance", "category", "fact_date", "source_date", "created_at"]
+
+
+def kept_candidate_texts(state_dir: Path) -> list[tuple[int, str]]:
+    """The texts the kept candidates hold, numbered (what the ``no_tombstoned_content`` check
+    reads: the next refresh is written from them). A missing or unreadable file holds none."""
+    try:
+        rows = json.loads((state_dir / CANDIDATES_STATE).read_bytes().decode("utf-8"))["rows"]
+        return [(n, str(r.get("content") or "")) for n, r in enumerate(rows, start=1)]
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError):
+        return []
+
+
+def drop_candidates(state_dir: Path) -> None:
+    """Drop the kept candidates (forgetting: they may hold a forgotten text; the next refresh
+    reads the table, forgotten rows left out)."""
+    path = state_dir / CANDIDATES_STATE
+    with file_lock(path):
+        path.unlink(missing_ok=True)
+    with _KEPT_LOCK:
+        _KEPT.pop(str(path), None)
 
 
 def _fact_where(user_id: str) -> str:
@@ -133,7 +154,7 @@ def _recent_where(cutoff: date) -> str:
     return f"(importance > 0.5 OR ((importance = 0.5 OR importance IS NULL) AND {recent}))"
 
 
-def _scan_candidates(store: MemoryStore, tombstoned: frozenset[str], candidates: int) -> pa.Table:
+def _scan_candidates(store: MemoryStore, tombstoned: Tombstones, candidates: int) -> pa.Table:
     """The ``candidates`` best fact rows, read from the table. Daily-log rows all rank 0.5, so the
     best are the rarer rows ranked higher and then the recent 0.5 ones: read that set first (the
     fact_date index makes it cheap) and the whole table only when it holds too few; the result is
@@ -148,9 +169,10 @@ def _scan_candidates(store: MemoryStore, tombstoned: frozenset[str], candidates:
     return _best_rows(store.scan(_COLUMNS, where=where), tombstoned, candidates)
 
 
-def _candidates_key(store: MemoryStore, tombstoned: frozenset[str]) -> dict[str, Any]:
+def _candidates_key(store: MemoryStore, tombstoned: Tombstones) -> dict[str, Any]:
     """What the kept candidates depend on besides the table's version."""
-    digest = hashlib.sha256("\n".join(sorted(tombstoned)).encode("utf-8", "replace")).hexdigest()
+    hidden = sorted(tombstoned.contents) + sorted(h for h, _ in tombstoned.erased)
+    digest = hashlib.sha256("\n".join(hidden).encode("utf-8", "replace")).hexdigest()
     return {
         "format": _CANDIDATES_FORMAT,
         "uri": store.uri,
@@ -238,7 +260,7 @@ def _rows_json(rows: pa.Table) -> list[dict[str, Any]]:
 
 
 def _best_candidates(
-    store: MemoryStore, tombstoned: frozenset[str], candidates: int, state_path: Path | None
+    store: MemoryStore, tombstoned: Tombstones, candidates: int, state_path: Path | None
 ) -> list[dict[str, Any]]:
     """The ``candidates`` best fact rows (``_best_rows``'s order), as the whole table would give them.
 
@@ -290,7 +312,20 @@ def _rank_columns() -> list[pl.Expr]:
     return [norm.alias("_norm"), day.alias("_day"), pl.col("importance").fill_null(0.5).alias("_importance")]
 
 
-def _best_rows(data: pa.Table, tombstoned: frozenset[str], candidates: int) -> pa.Table:
+def _hidden_norms(norms: pl.Series, tombstoned: Tombstones) -> set[str]:
+    """The normalised texts among ``norms`` that a tombstone hides: the tombstoned texts, and the
+    texts that hold a person's forgotten text (found by a literal search first, then checked on
+    word boundaries). Erased texts need no search here: an erase deletes every row that holds
+    one, and the indexer plans no row that holds one again."""
+    hidden = set(tombstoned.contents)
+    held = list(tombstoned.held_texts)
+    if held and norms.len():
+        suspects = norms.filter(norms.str.contains_any(held)).unique().to_list()
+        hidden.update(n for n in suspects if n is not None and tombstoned.holds_forgotten(n, erased=False))
+    return hidden
+
+
+def _best_rows(data: pa.Table, tombstoned: Tombstones | frozenset[str], candidates: int) -> pa.Table:
     """The ``candidates`` best distinct, untombstoned rows in ``rank_facts``'s order (importance,
     a missing one as 0.5; then the day; then the normalised text; the rest of the row breaks the
     remaining ties, so the pick is deterministic), picked in polars so a refresh over 50k rows
@@ -301,9 +336,10 @@ def _best_rows(data: pa.Table, tombstoned: frozenset[str], candidates: int) -> p
     order = ["_importance", "_day", "_norm", "content", "category", "fact_date", "source_date", "created_at"]
     if "id" in frame.columns:
         order.append("id")
+    frame = frame.with_columns(*_rank_columns())
+    hidden = _hidden_norms(frame["_norm"], as_tombstones(tombstoned))
     best = (
-        frame.with_columns(*_rank_columns())
-        .filter((pl.col("_norm") != "") & ~pl.col("_norm").is_in(list(tombstoned)))
+        frame.filter((pl.col("_norm") != "") & ~pl.col("_norm").is_in(list(hidden)))
         .sort(
             order, descending=[True, True] + [False] * (len(order) - 2), nulls_last=True, maintain_order=True
         )
@@ -316,7 +352,7 @@ def _best_rows(data: pa.Table, tombstoned: frozenset[str], candidates: int) -> p
 _MERGE_MAX_ROWS = 2000
 
 
-def _merge_best(data: pa.Table, tombstoned: frozenset[str], candidates: int) -> pa.Table:
+def _merge_best(data: pa.Table, tombstoned: Tombstones | frozenset[str], candidates: int) -> pa.Table:
     """``_best_rows`` for the kept candidates plus a turn's rows: the same rows, with the sort and
     the pick done in plain Python when that is provably the same (``_best_rows_plain``)."""
     plain = _best_rows_plain(data, tombstoned, candidates)
@@ -367,7 +403,9 @@ def _derived_plain(data: pa.Table) -> tuple[list[str], list[str | None], list[fl
     return norms, days, weights
 
 
-def _best_rows_plain(data: pa.Table, tombstoned: frozenset[str], candidates: int) -> pa.Table | None:
+def _best_rows_plain(
+    data: pa.Table, tombstoned: Tombstones | frozenset[str], candidates: int
+) -> pa.Table | None:
     """``_best_rows``'s pick for a few rows, without its polars sort and unique (milliseconds per
     call whatever the size): the derived columns come from ``_derived_plain`` where it can prove
     them the same, else from polars with the same expressions (``_rank_columns``); Python sorts
@@ -400,7 +438,12 @@ def _best_rows_plain(data: pa.Table, tombstoned: frozenset[str], candidates: int
     if any(w != w or w == 0 for w in weights):
         return None
     cols = {n: data.column(n).to_pylist() for n in [*names, "created_at"]}
-    order = [i for i, norm in enumerate(norms) if norm != "" and norm not in tombstoned]
+    tombs = as_tombstones(tombstoned)
+    order = [
+        i
+        for i, norm in enumerate(norms)
+        if norm != "" and norm not in tombs.contents and not tombs.holds_forgotten(norm, erased=False)
+    ]
     keys: list[tuple[list[Any], bool]] = [(weights, True), (days, True), (norms, False)]
     keys += [(cols[n], False) for n in ("content", "category", "fact_date", "source_date", "created_at")]
     if "id" in cols:

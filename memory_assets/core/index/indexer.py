@@ -662,6 +662,12 @@ class Indexer:
         with self.table_lock():
             return self._writer.prune_versions(older_than)
 
+    def purge(self) -> bool:
+        """Compact, rebuild the indexes made from the rows, prune every older version: under the
+        exclusive table lock (``TableWriter.purge``; what an erase runs after deleting rows)."""
+        with self.table_lock():
+            return self._writer.purge()
+
     def _bulk_fill(self) -> list[FileResult] | None:
         """Fill an empty table: embed across files in large batches and add, skipping the per-file
         diff queries (there is nothing to diff against). Holds the table lock exclusively and

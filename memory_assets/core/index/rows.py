@@ -102,6 +102,7 @@ class FilePlan:
     warnings: list[str] = field(default_factory=list)
     skipped_lines: int = 0
     tombstoned: int = 0
+    lines_hidden: int = 0  # lines of kept chunks left out: they hold a forgotten text
     exists: bool = True
     folded: int = 0  # fact lines a vault page holds (the fold ledger says so): no rows for them
     expired: int = 0  # turns older than the recall tier's retention: no rows for them
@@ -221,8 +222,19 @@ def _chunk_rows(
     tombstones: Tombstones,
     today: date,
 ) -> None:
-    kept = [(text, lc, extra) for text, lc, extra in chunks if not tombstones.hides(text)]
-    plan.tombstoned = len(chunks) - len(kept)
+    # A chunk a tombstone names goes whole; one that holds a forgotten text among other lines is
+    # served without those lines (``Tombstones.strip``), so the rest stays findable.
+    kept: list[tuple[str, Lifecycle, dict[str, object]]] = []
+    for text, lc, extra in chunks:
+        if tombstones.hides_whole(text):
+            plan.tombstoned += 1
+            continue
+        text, gone = tombstones.strip(text)
+        if not text.strip():
+            plan.tombstoned += 1
+            continue
+        plan.lines_hidden += gone
+        kept.append((text, lc, extra))
     ids = _occurrence_ids(plan.source_type, plan.filename, [text for text, _, _ in kept])
     for index, ((text, lifecycle, extra), row_id) in enumerate(zip(kept, ids, strict=True)):
         meta: dict[str, object] = {

@@ -659,6 +659,20 @@ class MemoryStore:
             query = query.where(where)
         return query.to_arrow()
 
+    def retained_contents(self) -> list[tuple[int, list[str]]]:
+        """Every retained version's texts (``content``), read through LanceDB on a handle of its own:
+        what an erase checks last, since a version kept for readers still holds the rows it had."""
+        if not self.exists():
+            return []
+        handle = self.db.open_table(self.table_name)
+        out: list[tuple[int, list[str]]] = []
+        for entry in handle.list_versions():
+            version = int(entry["version"] if isinstance(entry, dict) else entry.version)
+            handle.checkout(version)
+            texts = handle.search().select(["content"]).limit(None).to_arrow().column("content").to_pylist()
+            out.append((version, [t for t in texts if isinstance(t, str)]))
+        return out
+
     @_reads
     def versions_older_than(self, age: timedelta) -> int:
         """How many kept versions are older than ``age``: the ones an optimize with that retention

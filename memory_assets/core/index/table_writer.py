@@ -340,6 +340,35 @@ class TableWriter:
             self._record_files()
         return True
 
+    def purge(self) -> bool:
+        """What an erase asks after deleting rows: compact, build again every index that is made from
+        the rows' text or vectors (the full-text index, the ANN index when there is one: an index
+        may keep entries of rows deleted since it was built), then prune every version but the
+        latest, so no file of the table holds a deleted row. Readers are held off as for
+        ``prune_versions``. False when a tagged version blocks the cleanup (the caller refuses
+        beforehand)."""
+        table = self.store.table()
+        if table is None:
+            return True
+        self.store.require_current("purge")
+        try:
+            with self.store.reading(), warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                table.optimize()
+                _create_scalar_indexes(table, replace=True)
+                if any(i.columns == ["vector"] for i in table.list_indices()):
+                    from lancedb.index import IvfHnswSq
+
+                    table.create_index(
+                        "vector",
+                        config=IvfHnswSq(distance_type="cosine", num_partitions=ANN_PARTITIONS),
+                        replace=True,
+                    )
+        finally:
+            self.store._version = None
+            self._record_files()
+        return self.prune_versions(timedelta(0))
+
 
 def _create_scalar_indexes(table: Any, replace: bool) -> None:
     """Full text on content; scalar indexes on what reads and the diff filter on."""

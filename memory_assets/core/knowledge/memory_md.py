@@ -32,7 +32,7 @@ dream's promoter (``dream/promote.py``). This module reads no index.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -47,6 +47,7 @@ from memory_assets.core.knowledge.chunking import (
     OLD_GENERATOR_FOOTER,
     OLD_GENERATOR_HEADER,
 )
+from memory_assets.core.knowledge.tombstones import Tombstones, as_tombstones
 from memory_assets.core.text import normalise
 
 OPEN_B = GENERATED_OPEN.encode("ascii")
@@ -197,6 +198,52 @@ def write_generated_zone(path: Path, body: str, generator: str = "generator") ->
     return result(True, outcome, reason)
 
 
+def _zone_span(parsed: _Parsed) -> tuple[int, int] | None:
+    """Where the generated zone's bytes are (start, end), or None when the file has none."""
+    if parsed.layout == "marked":
+        return parsed.open_at + len(OPEN_B), parsed.close_at
+    if parsed.layout == "close_only":
+        return 0, parsed.close_at
+    if parsed.layout == "signature":
+        return 0, len(parsed.data)
+    return None
+
+
+def strip_generated_zone(path: Path, hidden: Callable[[str], bool]) -> int:
+    """Remove the generated zone's lines for which ``hidden`` is true (a forgotten text they hold),
+    at once, under the file's lock; every other byte is kept, the manual zone untouched (invariant
+    6). Returns how many lines went (0: nothing written)."""
+    with file_lock(path):
+        parsed = _parse(path)
+        span = _zone_span(parsed)
+        if span is None:
+            return 0
+        start, end = span
+        lines = parsed.data[start:end].split(b"\n")
+        kept = [b for b in lines if not (b.strip() and hidden(b.decode("utf-8", errors="replace")))]
+        if len(kept) == len(lines):
+            return 0
+        write_atomic(path, parsed.data[:start] + b"\n".join(kept) + parsed.data[end:])
+        return len(lines) - len(kept)
+
+
+def manual_lines(path: Path, hidden: Callable[[str], bool]) -> list[tuple[int, str]]:
+    """The lines of the manual zone (a person's own) for which ``hidden`` is true, as (line number
+    in the file, 1-based; the line): what forget names and leaves."""
+    parsed = _parse(path)
+    span = _zone_span(parsed)
+    out: list[tuple[int, str]] = []
+    offset = 0
+    for number, raw in enumerate(parsed.data.split(b"\n"), start=1):
+        inside = span is not None and span[0] <= offset < span[1]
+        offset += len(raw) + 1
+        line = raw.decode("utf-8", errors="replace").rstrip("\r")
+        markers = GENERATED_OPEN in line or GENERATED_CLOSE in line
+        if not inside and line.strip() and not markers and hidden(line):
+            out.append((number, line))
+    return out
+
+
 def _check_who(who: str) -> str:
     who = who.strip().removeprefix("human:")
     if not _WHO.fullmatch(who) or "--" in who:
@@ -343,9 +390,11 @@ class Fact:
         return cls(text, cat or "general", value, day)
 
 
-def rank_facts(facts: Sequence[Fact], tombstoned: frozenset[str] = frozenset()) -> list[Fact]:
+def rank_facts(facts: Sequence[Fact], tombstoned: "Tombstones | frozenset[str]" = frozenset()) -> list[Fact]:
     """Importance first, then recency (the fact's date), then the text: a deterministic order.
-    Tombstoned facts are left out; a fact repeated on several days is listed once (its best row)."""
+    Tombstoned facts are left out (and those that hold a forgotten text); a fact repeated on
+    several days is listed once (its best row)."""
+    tombs = as_tombstones(tombstoned)
     ordered = sorted(
         facts,
         key=lambda f: (-f.importance, -(f.day.toordinal() if f.day else 0), normalise(f.content), f.category),
@@ -354,7 +403,7 @@ def rank_facts(facts: Sequence[Fact], tombstoned: frozenset[str] = frozenset()) 
     out = []
     for fact in ordered:
         norm = normalise(fact.content)
-        if norm in seen or norm in tombstoned:
+        if norm in seen or tombs.hides(fact.content):
             continue
         seen.add(norm)
         out.append(fact)

@@ -72,7 +72,7 @@ def refresh_from_index(
             "no_index",
             REFRESH_GENERATOR,
         )
-    tombstoned = read_tombstones(settings.tombstones_path).contents
+    tombstoned = read_tombstones(settings.tombstones_path)
     facts = read_user_facts(  # the zone lists fewer than max_lines facts
         store, tombstoned, candidates=max_lines, state_path=settings.state_dir / CANDIDATES_STATE
     )
