@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
 from memory_assets.server.schemas import (
@@ -174,10 +175,42 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
         id: Annotated[RowId | None, Field(description="a result's id")] = None,
         chat_id: Annotated[ChatId | None, Field(description="forget this whole chat")] = None,
         day: Annotated[IsoDate | None, Field(description="forget every turn of this day (UTC)")] = None,
+        force: Annotated[bool, Field(description="however much of the memory holds the text")] = False,
     ) -> dict[str, Any]:
         if sum(v is not None for v in (text, id, chat_id, day)) != 1:
             raise ToolError("invalid_arguments: give exactly one of text, id, chat_id and day")
-        return await _call(service.forget(user_of(ctx), text=text, row_id=id, chat=chat_id, day=_day(day)))
+        return await _call(
+            service.forget(user_of(ctx), text=text, row_id=id, chat=chat_id, day=_day(day), force=force)
+        )
+
+    @mcp.tool(
+        name="erase_memory",
+        description=(
+            "Erase the user's words for good, when the user asks for them to be deleted (not only "
+            "forgotten): a text (found inside longer text too), a result's id, a whole chat "
+            "(chat_id) or a day (day, UTC). Irreversible: first call it without confirm to see "
+            "what would be removed, tell the user, and call it again with confirm true only once "
+            "they agree. The answer is a receipt of every place changed."
+        ),
+    )
+    async def erase_memory(
+        ctx: Context,
+        text: Annotated[f.text | None, Field(description="the text to erase")] = None,  # type: ignore[valid-type]
+        id: Annotated[RowId | None, Field(description="a result's id")] = None,
+        chat_id: Annotated[ChatId | None, Field(description="erase this whole chat")] = None,
+        day: Annotated[IsoDate | None, Field(description="erase this day (UTC)")] = None,
+        confirm: Annotated[bool, Field(description="true to erase; false: the plan only")] = False,
+        force: Annotated[
+            bool, Field(description="with confirm: however much of the memory holds it")
+        ] = False,
+    ) -> dict[str, Any]:
+        if sum(v is not None for v in (text, id, chat_id, day)) != 1:
+            raise ToolError("invalid_arguments: give exactly one of text, id, chat_id and day")
+        if force and not confirm:
+            raise ToolError("invalid_arguments: force goes with confirm true; ask without either first")
+        when = _day(day)
+        request = EraseRequest(text=text, row_id=id, chat=chat_id, day=when.isoformat() if when else None)
+        return await _call(service.erase(user_of(ctx), request, confirm=confirm, force=force))
 
     @mcp.tool(
         name="unforget_memory",

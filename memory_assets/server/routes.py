@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
+from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_id
 from memory_assets.server.auth import OPEN, Principal, TokenFile
 from memory_assets.server.config import ServerConfig
@@ -158,6 +159,27 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
             text=body.text,  # type: ignore[attr-defined]
             chat=body.chat_id,  # type: ignore[attr-defined]
             day=body.day,  # type: ignore[attr-defined]
+            force=body.force,  # type: ignore[attr-defined]
+        )
+
+    @router.post(
+        "/v1/users/{user_id}/erase",
+        tags=["write"],
+        summary="Erase a text, a memory, a chat or a day, irreversibly (the plan without confirm)",
+    )
+    async def erase(user_id: User, body: b.erase) -> dict[str, Any]:  # type: ignore[valid-type]
+        day = body.day  # type: ignore[attr-defined]
+        request = EraseRequest(
+            text=body.text,  # type: ignore[attr-defined]
+            row_id=body.id,  # type: ignore[attr-defined]
+            chat=body.chat_id,  # type: ignore[attr-defined]
+            day=day.isoformat() if day is not None else None,
+        )
+        return await service.erase(
+            user_id,
+            request,
+            confirm=body.confirm,  # type: ignore[attr-defined]
+            force=body.force,  # type: ignore[attr-defined]
         )
 
     @router.post("/v1/users/{user_id}/unforget", tags=["write"], summary="Bring a forgotten fact back")

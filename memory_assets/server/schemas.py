@@ -102,6 +102,7 @@ class Bodies:
     memory: type[BaseModel]
     search: type[BaseModel]
     text: type[BaseModel]
+    erase: type[BaseModel]
 
 
 def bodies(config: ServerConfig) -> Bodies:
@@ -146,6 +147,8 @@ def bodies(config: ServerConfig) -> Bodies:
         text: f.text | None = None  # type: ignore[valid-type]
         chat_id: ChatId | None = None
         day: IsoDate | None = None
+        # forget: hide the text however much of the home holds it (more than MEMORY_FORGET_MAX_SHARE)
+        force: bool = False
 
         @model_validator(mode="after")
         def one_of(self) -> "TextIn":
@@ -156,4 +159,29 @@ def bodies(config: ServerConfig) -> Bodies:
                 )
             return self
 
-    return Bodies(TurnIn, MemoryIn, SearchIn, TextIn)
+    class EraseIn(Strict):
+        """What to erase, irreversibly: a text (found inside longer text too, case and spacing
+        aside), a row by ``id`` (a turn's row: the whole turn), a whole chat (``chat_id``), or a day
+        (``day``, UTC: its log, its turns and their facts). Exactly one. Without ``"confirm": true``
+        nothing is changed: the answer is the plan. ``force`` (with confirm): erase a text however
+        much of the home holds it."""
+
+        text: f.text | None = None  # type: ignore[valid-type]
+        id: RowId | None = None
+        chat_id: ChatId | None = None
+        day: IsoDate | None = None
+        confirm: bool = False
+        force: bool = False
+
+        @model_validator(mode="after")
+        def one_of(self) -> "EraseIn":
+            given = [n for n in ("text", "id", "chat_id", "day") if getattr(self, n) is not None]
+            if len(given) != 1:
+                raise ValueError(
+                    f"give exactly one of text, id, chat_id and day (got {', '.join(given) or 'none'})"
+                )
+            if self.force and not self.confirm:
+                raise ValueError("force goes with confirm: true; ask without either first to see the plan")
+            return self
+
+    return Bodies(TurnIn, MemoryIn, SearchIn, TextIn, EraseIn)

@@ -28,6 +28,8 @@ import anyio
 import anyio.to_thread
 
 from memory_assets.core.durable import LockTimeout
+from memory_assets.core.erase import EraseError, erase
+from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError, make_embedder
@@ -177,10 +179,28 @@ class MemoryService:
         *,
         chat: str | None = None,
         day: date | None = None,
+        force: bool = False,
     ) -> dict[str, Any]:
         with _errors(user_id):
             async with self.homes.use(user_id, create=False) as home:
-                return await home.lane.job(lambda: _forget(home, text, row_id, chat, day))
+                return await home.lane.job(lambda: _forget(home, text, row_id, chat, day, force))
+
+    async def erase(
+        self,
+        user_id: str,
+        request: EraseRequest,
+        *,
+        confirm: bool = False,
+        force: bool = False,
+    ) -> dict[str, Any]:
+        """Erase (``confirm``) or plan an erase of the user's words; through the user's write lane,
+        so it never runs beside the user's turns' index writes or the lane's maintenance."""
+        with _errors(user_id):
+            async with self.homes.use(user_id, create=False) as home:
+                settings, indexer = home.writer.settings, home.writer.indexer
+                return await home.lane.job(
+                    lambda: erase(settings, indexer, request, confirm=confirm, force=force)
+                )
 
     async def unforget(
         self, user_id: str, text: str | None, *, chat: str | None = None, day: date | None = None
@@ -283,12 +303,12 @@ class MemoryService:
 
 
 def _forget(
-    home: UserHome, text: str | None, row_id: str | None, chat: str | None, day: date | None
+    home: UserHome, text: str | None, row_id: str | None, chat: str | None, day: date | None, force: bool
 ) -> dict[str, Any]:
     settings, indexer = home.writer.settings, home.writer.indexer
     if row_id is not None and get_memory(home.writer.store, settings, row_id) is None:
         raise _unknown_memory(home.user_id, row_id)
-    result = forget(settings, indexer, text=text, row_id=row_id, chat=chat, day=day)
+    result = forget(settings, indexer, text=text, row_id=row_id, chat=chat, day=day, force=force)
     if chat is not None or day is not None:
         if result["turns"] == 0:
             what = f"chat {chat!r}" if chat is not None else f"the day {day}"
@@ -363,6 +383,10 @@ def _translate(user_id: str, exc: Exception) -> Exception:
         return ApiError(409, "index_needs_migration", str(exc), "run `memory-assets migrate` on this home")
     if isinstance(exc, VectorWidthMismatch):
         return ApiError(409, "index_model_mismatch", str(exc), "rebuild with `memory-assets reindex --full`")
+    if isinstance(exc, EraseError):
+        return ApiError(
+            422, "cannot_erase", str(exc), "correct the request as the detail says; nothing was changed"
+        )
     if isinstance(exc, ReconcileError):
         return ApiError(
             422,

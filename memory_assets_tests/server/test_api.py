@@ -23,6 +23,7 @@ from memory_assets_tests.server.serving import Server, start
 
 MAX_TEXT = 2000
 TOOLS = {
+    "erase_memory",
     "add_memory",
     "record_turn",
     "search_memory",
