@@ -44,24 +44,25 @@ _block_chat = lru_cache(maxsize=4096)(block_chat)  # one chat id's header form, 
 def fact_marks(row: dict[str, Any], meta: dict[str, Any] | None = None) -> Marks | None:
     """The marks of a daily-log fact row (None for any other row, or one without a block).
     ``meta``: the row's metadata, when the caller has parsed it already."""
-    if row.get("source_type") != ARCHIVE:
+    return _marks(row, ARCHIVE, meta)
+
+
+def turn_marks(row: dict[str, Any], meta: dict[str, Any] | None = None) -> Marks | None:
+    """The marks of a transcript row, as its facts' block header carries them."""
+    marks = _marks(row, TRANSCRIPT, meta)
+    return None if marks is None else (marks[0], marks[1], _block_chat(marks[2]))
+
+
+def _marks(row: dict[str, Any], source_type: str, meta: dict[str, Any] | None) -> Marks | None:
+    """The day, time and chat a row of ``source_type`` records (None for another row, or one
+    missing any of them)."""
+    if row.get("source_type") != source_type:
         return None
     meta = json_object(row.get("metadata")) if meta is None else meta
     day, time, chat = row.get("source_date"), meta.get("time"), meta.get("chat")
     if not (isinstance(day, str) and isinstance(time, str) and isinstance(chat, str)):
         return None
     return day, time, chat
-
-
-def turn_marks(row: dict[str, Any], meta: dict[str, Any] | None = None) -> Marks | None:
-    """The marks of a transcript row, as its facts' block header carries them."""
-    if row.get("source_type") != TRANSCRIPT:
-        return None
-    meta = json_object(row.get("metadata")) if meta is None else meta
-    day, time, chat = row.get("source_date"), meta.get("time"), meta.get("chat")
-    if not (isinstance(day, str) and isinstance(time, str) and isinstance(chat, str)):
-        return None
-    return day, time, _block_chat(chat)
 
 
 def turn_identity(row: dict[str, Any], meta: dict[str, Any] | None = None) -> tuple[str, object]:
