@@ -201,49 +201,44 @@ class HttpEmbedder(_CachedEmbedder):
         cache_size: int = 50_000,
     ) -> None:
         super().__init__(batch_size, cache_size)
-        self.base_url = openai_compat.base_url(base_url, EMBEDDINGS_PATH)
-        self.url = self.base_url + EMBEDDINGS_PATH
-        self.endpoint_model = model.strip()
-        if not self.base_url.lower().startswith(("http://", "https://")):
-            raise EmbedderError(
-                f"embeddings endpoint {base_url!r} is not an http(s) URL. Set MEMORY_EMBEDDING_URL to the "
-                "endpoint's base URL, e.g. http://127.0.0.1:8080/v1 (/embeddings is appended), or unset it "
-                "to use the bundled local model."
+        try:
+            self._endpoint = openai_compat.Endpoint(
+                base_url,
+                model,
+                api_key,
+                wording=self._wording(batch_size),
+                policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
+                timeout=timeout,
+                max_answer_bytes=max(1, batch_size) * MAX_ANSWER_BYTES_PER_TEXT,
             )
-        if self.endpoint_model in ("", DEFAULT_MODEL):
-            raise EmbedderError(
-                f"embeddings endpoint {self.url} needs a model name, but the model is "
-                f"{model!r}. Set MEMORY_EMBEDDING_MODEL to a model the server serves (for example "
-                "text-embedding-3-small), or unset MEMORY_EMBEDDING_URL to use the bundled local model."
-            )
-        if not timeout > 0:
-            raise EmbedderError(
-                f"embeddings endpoint {self.url}: the time limit must be positive, not {timeout!r}"
-            )
-        self.api_key = api_key or None
-        self.timeout = float(timeout)
+        except openai_compat.EndpointError as exc:
+            raise EmbedderError(str(exc)) from None
+        self.base_url, self.url = self._endpoint.base_url, self._endpoint.url
+        self.endpoint_model = self._endpoint.model
+        self.api_key = self._endpoint.api_key
+        self.timeout = self._endpoint.timeout
         self.model_name = f"openai:{self.endpoint_model}@{self.base_url}"
         self._dimension: int | None = None
-        self._endpoint = openai_compat.Endpoint(
-            self.url,
-            self.api_key,
-            wording=openai_compat.Wording(
-                api="embeddings",
-                path=EMBEDDINGS_PATH,
-                url_var="MEMORY_EMBEDDING_URL",
-                model_var="MEMORY_EMBEDDING_MODEL",
-                key_var="MEMORY_EMBEDDING_API_KEY",
-                example_url="http://127.0.0.1:8080/v1",
-                model_kind="an embedding model",
-                fallback="use the bundled local model",
-                slow_fix="The server is overloaded or too slow for this batch; check its logs and load, then "
-                "retry.",
-                size_fix="No embeddings answer is that long: check that MEMORY_EMBEDDING_URL points at an "
-                "OpenAI-compatible embeddings API.",
-                size_limit=f"MAX_ANSWER_BYTES_PER_TEXT for each of {max(1, batch_size)} texts",
-            ),
-            policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
-            max_answer_bytes=max(1, batch_size) * MAX_ANSWER_BYTES_PER_TEXT,
+
+    @staticmethod
+    def _wording(batch_size: int) -> openai_compat.Wording:
+        return openai_compat.Wording(
+            name="embeddings endpoint",
+            api="embeddings",
+            path=EMBEDDINGS_PATH,
+            url_var="MEMORY_EMBEDDING_URL",
+            model_var="MEMORY_EMBEDDING_MODEL",
+            key_var="MEMORY_EMBEDDING_API_KEY",
+            example_url="http://127.0.0.1:8080/v1",
+            model_kind="an embedding model",
+            example_model="text-embedding-3-small",
+            fallback="use the bundled local model",
+            slow_fix="The server is overloaded or too slow for this batch; check its logs and load, then "
+            "retry.",
+            size_fix="No embeddings answer is that long: check that MEMORY_EMBEDDING_URL points at an "
+            "OpenAI-compatible embeddings API.",
+            size_limit=f"MAX_ANSWER_BYTES_PER_TEXT for each of {max(1, batch_size)} texts",
+            placeholder_models=(DEFAULT_MODEL,),
         )
 
     def __repr__(self) -> str:  # never shows the key
@@ -265,12 +260,12 @@ class HttpEmbedder(_CachedEmbedder):
 
     # -- one request -----------------------------------------------------------------------------
     def _fail(self, what: str, fix: str) -> EmbedderError:
-        return EmbedderError(f"embeddings endpoint {self.url} (model {self.endpoint_model!r}): {what}. {fix}")
+        return EmbedderError(self._endpoint.message(what, fix))
 
     def _request(self, batch: list[str]) -> np.ndarray:
         payload = {"model": self.endpoint_model, "input": batch}
         try:
-            body = self._endpoint.call(payload, self.timeout, about=f" for a batch of {len(batch)} text(s)")
+            body = self._endpoint.call(payload, about=f" for a batch of {len(batch)} text(s)")
         except openai_compat.EndpointError as exc:
             raise self._fail(exc.what, exc.fix) from exc
         return self._parse(body, batch)

@@ -135,52 +135,46 @@ class ChatClient:
         key_var: str = DEFAULT_KEY_VAR,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
-        self.base_url = openai_compat.base_url(base_url, CHAT_PATH)
-        self.url = self.base_url + CHAT_PATH
-        self.model = (model or "").strip()
-        if not self.base_url.lower().startswith(("http://", "https://")):
-            raise LanguageModelError(
-                f"chat endpoint {base_url!r} is not an http(s) URL. Set MEMORY_LLM_URL to the endpoint's "
-                "base URL, e.g. http://127.0.0.1:11434/v1 (/chat/completions is appended), or unset it to "
-                "use the deterministic built-ins."
+        try:
+            self._endpoint = openai_compat.Endpoint(
+                base_url,
+                model,
+                api_key,
+                wording=self._wording(key_var),
+                policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
+                timeout=timeout,
+                max_answer_bytes=max_answer_bytes,
             )
-        if not self.model:
-            raise LanguageModelError(
-                f"chat endpoint {self.url} needs a model name. Set MEMORY_LLM_MODEL to a chat model the "
-                "server serves (for example llama3.1:8b or gpt-4o-mini), or unset MEMORY_LLM_URL to use "
-                "the deterministic built-ins."
-            )
-        if not timeout > 0:
-            raise LanguageModelError(
-                f"chat endpoint {self.url}: the time limit must be positive, not {timeout!r}"
-            )
-        self.api_key = api_key or None
-        self.timeout = float(timeout)
+        except openai_compat.EndpointError as exc:
+            raise LanguageModelError(str(exc)) from None
+        self.base_url, self.url = self._endpoint.base_url, self._endpoint.url
+        self.model = self._endpoint.model
+        self.api_key = self._endpoint.api_key
+        self.timeout = self._endpoint.timeout
         self.temperature = temperature
         self.key_var = key_var
         self.max_answer_bytes = max_answer_bytes
-        self._endpoint = openai_compat.Endpoint(
-            self.url,
-            self.api_key,
-            wording=openai_compat.Wording(
-                api="chat-completions",
-                path=CHAT_PATH,
-                url_var="MEMORY_LLM_URL",
-                model_var="MEMORY_LLM_MODEL",
-                key_var=key_var,
-                example_url="http://127.0.0.1:11434/v1",
-                model_kind="a chat model",
-                fallback="use the deterministic built-ins",
-                slow_fix="The server is overloaded or the model too slow; check the server's load, use a "
-                "smaller model, or raise MEMORY_LLM_TIMEOUT_S.",
-                size_fix="No chat answer is that long: check that MEMORY_LLM_URL is an OpenAI-compatible "
-                "chat-completions endpoint and that the server caps the model's output (max_tokens).",
-                size_limit="MAX_ANSWER_BYTES",
-            ),
-            policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
-            max_answer_bytes=max_answer_bytes,
-        )
         self._dropped: set[str] = set()  # optional fields this server refused
+
+    @staticmethod
+    def _wording(key_var: str) -> openai_compat.Wording:
+        return openai_compat.Wording(
+            name="chat endpoint",
+            api="chat-completions",
+            path=CHAT_PATH,
+            url_var="MEMORY_LLM_URL",
+            model_var="MEMORY_LLM_MODEL",
+            key_var=key_var,
+            example_url="http://127.0.0.1:11434/v1",
+            model_kind="a chat model",
+            example_model="llama3.1:8b or gpt-4o-mini",
+            fallback="use the deterministic built-ins",
+            slow_fix="The server is overloaded or the model too slow; check the server's load, use a "
+            "smaller model, or raise MEMORY_LLM_TIMEOUT_S.",
+            size_fix="No chat answer is that long: check that MEMORY_LLM_URL is an OpenAI-compatible "
+            "chat-completions endpoint and that the server caps the model's output (max_tokens).",
+            size_limit="MAX_ANSWER_BYTES",
+        )
 
     def __repr__(self) -> str:  # never shows the key
         return f"ChatClient({self.url!r}, model={self.model!r})"
@@ -247,7 +241,6 @@ class ChatClient:
         return self._content(self._post(payload))
 
     def _post(self, payload: dict[str, Any], limit: float | None = None) -> Any:
-        limit = self.timeout if limit is None else limit
         try:
             return self._endpoint.call(
                 payload, limit, lambda refused: self._drop_refused_field(payload, refused)
@@ -270,7 +263,7 @@ class ChatClient:
 
     # -- answers and errors ------------------------------------------------------------------------
     def _fail(self, what: str, fix: str) -> LanguageModelError:
-        return LanguageModelError(f"chat endpoint {self.url} (model {self.model!r}): {what}. {fix}")
+        return LanguageModelError(self._endpoint.message(what, fix))
 
     def _first_choice(self, body: Any) -> dict[str, Any]:
         """The first choice of a chat-completions answer (a dict, possibly empty)."""

@@ -114,6 +114,7 @@ class Reply:
 class Wording:
     """How one client's errors name its API, its settings and its fixes."""
 
+    name: str  # how a message names the endpoint: "embeddings endpoint", "chat endpoint"
     api: str  # the OpenAI API it speaks: "embeddings", "chat-completions"
     path: str  # appended to the base URL: "/embeddings", "/chat/completions"
     url_var: str  # the setting of the base URL
@@ -121,10 +122,12 @@ class Wording:
     key_var: str  # the setting of the API key
     example_url: str  # a base URL to show, e.g. http://127.0.0.1:8080/v1
     model_kind: str  # "an embedding model", "a chat model"
+    example_model: str  # a model's name to show: "text-embedding-3-small"
     fallback: str  # what unsetting ``url_var`` gives: "use the bundled local model"
     slow_fix: str  # the fix when the time limit runs out
     size_fix: str  # the fix when an answer is over the size limit
     size_limit: str  # where the size limit comes from: "MAX_ANSWER_BYTES"
+    placeholder_models: tuple[str, ...] = ()  # names that mean no model was chosen ("default")
 
 
 class EndpointError(Exception):
@@ -149,42 +152,73 @@ class _TooLarge(Exception):
 
 
 class Endpoint:
-    """``POST`` JSON to one URL under a ``RetryPolicy``, with ``Authorization: Bearer <api_key>``
-    when a key is set. One ``requests.Session`` per calling thread keeps connections alive
-    (sessions are not thread-safe); a session whose request was abandoned is never used again."""
+    """``POST`` JSON to ``{base_url}{wording.path}`` for ``model`` under a ``RetryPolicy``, with
+    ``Authorization: Bearer <api_key>`` when a key is set. ``url`` is the base URL as a user wrote
+    it (``base_url``); one that is not http(s), a missing model or a time limit that is not
+    positive is refused here with ``EndpointError``. One ``requests.Session`` per calling thread
+    keeps connections alive (sessions are not thread-safe); a session whose request was abandoned
+    is never used again."""
 
     def __init__(
         self,
         url: str,
+        model: str,
         api_key: str | None,
         *,
         wording: Wording,
         policy: RetryPolicy,
+        timeout: float,
         max_answer_bytes: int,
     ) -> None:
-        self.url = url
+        words = self.wording = wording
+        self.base_url = base_url(url, words.path)
+        self.url = self.base_url + words.path
+        self.model = (model or "").strip()
+        if not self.base_url.lower().startswith(("http://", "https://")):
+            raise EndpointError(
+                f"{words.name} {url!r} is not an http(s) URL",
+                f"Set {words.url_var} to the endpoint's base URL, e.g. {words.example_url} ({words.path} is "
+                f"appended), or unset it to {words.fallback}.",
+            )
+        if self.model in ("", *words.placeholder_models):
+            chosen = f", but the model is {model!r}" if self.model else ""
+            raise EndpointError(
+                f"{words.name} {self.url} needs a model name{chosen}",
+                f"Set {words.model_var} to {words.model_kind} the server serves (for example "
+                f"{words.example_model}), or unset {words.url_var} to {words.fallback}.",
+            )
+        if not timeout > 0:
+            raise EndpointError(
+                f"{words.name} {self.url}: the time limit must be positive, not {timeout!r}",
+                "Give it a number of seconds above 0.",
+            )
         self.api_key = api_key or None
-        self.wording = wording
         self.policy = policy
+        self.timeout = float(timeout)
         self.max_answer_bytes = max_answer_bytes
         self._local = threading.local()
 
     def __repr__(self) -> str:  # never shows the key
-        return f"Endpoint({self.url!r})"
+        return f"Endpoint({self.url!r}, model={self.model!r})"
+
+    def message(self, what: str, fix: str) -> str:
+        """An error message naming this endpoint and its model, what happened and the fix."""
+        return f"{self.wording.name} {self.url} (model {self.model!r}): {what}. {fix}"
 
     def call(
         self,
         payload: dict[str, Any],
-        limit: float,
+        limit: float | None = None,
         amend: Callable[[Reply], bool] | None = None,
         about: str = "",
     ) -> Any:
-        """The JSON body of the 200 answer to ``payload`` within ``limit`` seconds, all attempts
-        and waits included, or ``EndpointError``.
+        """The JSON body of the 200 answer to ``payload`` within ``limit`` seconds (``timeout``
+        when None), all attempts and waits included, or ``EndpointError``.
 
         ``amend`` sees each answer that is not a 200 before the policy does; when it changes
         ``payload`` and returns True, the request is sent again at once (not counted as a retry).
         ``about`` follows the time limit in a timeout's message (" for a batch of 64 text(s)")."""
+        limit = self.timeout if limit is None else limit
         if not limit > 0:
             raise self._timed_out(0, 0.0, about)
         deadline = time.monotonic() + limit
