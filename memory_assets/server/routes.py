@@ -137,7 +137,17 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
         )
 
     @router.get(
-        "/v1/users/{user_id}/memories/{memory_id}", tags=["read"], summary="One memory and its provenance"
+        "/v1/users/{user_id}/memories/{memory_id}",
+        tags=["read"],
+        summary="One memory, its provenance and its lineage",
+        description=(
+            "`lineage`: where the memory came from, back to what was said. A daily-log fact: its "
+            "`log_lines` (file, line, fold state) and each one's `turns` (transcript, byte offset, "
+            "what was said); a vault chunk: its `bullets` (page, line) with the log lines folded "
+            "into them; a turn: its `turns`; a MEMORY.md chunk: its `zone` (who writes it, and for "
+            "each generated line the claims or facts it was made from). `notes` say where the "
+            "chain stops and why; what a person forgot is never shown."
+        ),
     )
     async def get_memory(user_id: User, memory_id: RowId) -> dict[str, Any]:
         return await service.get_memory(user_id, memory_id)

@@ -5,8 +5,8 @@ calls, ``BatchingEmbedder``), the cache of open homes and the worker threads. Ev
 the core (the model, LanceDB, the files) runs on a worker thread, never on the event loop; at
 most ``workers`` run at once. Writes go through the user's write lane (``homes.py``); reads take
 the user's reader, one at a time per user. Results are the core's own (``TurnResult.summary()``,
-``Hit.to_dict()``, ``Memory.to_dict()``, ``home_status``), and the core's errors become
-``ApiError``s here, each with its status, code and fix.
+``Hit.to_dict()``, ``Memory.to_dict()`` with its ``Lineage.to_dict()``, ``home_status``), and the
+core's errors become ``ApiError``s here, each with its status, code and fix.
 
 The model loads once, in the background, at start (``warm``); ``/ready`` says when it has. The
 start-up catch-up (``catch_up``) then sweeps every existing home through its lane, so an index
@@ -30,6 +30,7 @@ import anyio.to_thread
 from memory_assets.core.durable import LockTimeout
 from memory_assets.core.erase import EraseError, erase
 from memory_assets.core.erase import Request as EraseRequest
+from memory_assets.core.index.lineage import Lineage, trace_id
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError, make_embedder
@@ -42,7 +43,7 @@ from memory_assets.core.ops.users import (
     user_settings,
 )
 from memory_assets.core.reconcile import ReconcileError, forget, unforget
-from memory_assets.core.search.listing import CursorError, get_memory, list_memories
+from memory_assets.core.search.listing import CursorError, Memory, get_memory, list_memories
 from memory_assets.core.search.retrieval import EmptyIndexError, search
 from memory_assets.core.settings import SettingsError
 from memory_assets.core.write_path.extraction import Turn
@@ -286,12 +287,19 @@ class MemoryService:
         return await self._read(user_id, run)
 
     async def get_memory(self, user_id: str, row_id: str) -> dict[str, Any]:
-        memory = await self._read(
-            user_id, lambda home: get_memory(home.reader.store, home.reader.settings, row_id)
-        )
-        if memory is None:
+        """The memory with its provenance and its lineage (``core/index/lineage.py``): where it
+        came from, back to the turns it was said in."""
+
+        def run(home: UserHome) -> tuple[Memory, Lineage | None] | None:
+            store, settings = home.reader.store, home.reader.settings
+            memory = get_memory(store, settings, row_id)
+            return None if memory is None else (memory, trace_id(store, settings, row_id))
+
+        found = await self._read(user_id, run)
+        if found is None:
             raise _unknown_memory(user_id, row_id)
-        return memory.to_dict()
+        memory, lineage = found
+        return {**memory.to_dict(), "lineage": lineage.to_dict() if lineage is not None else None}
 
     async def status(self, user_id: str) -> dict[str, Any]:
         return await self._read(
