@@ -12,7 +12,8 @@ Commands:
     migrate                   migrate an assistant-era table to this schema (reads never do)
     optimize                  compact the table, fold new rows into its indexes, prune old versions
     search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line;
-                              --context N adds each hit's neighbouring lines
+                              --context N adds each hit's neighbouring lines; --explain,
+                              where each came from, back to the turn it was said in
     status                    what the home holds: logs, watermark, pages, index rows
     dedup-report [--html PATH]
                               near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
@@ -87,6 +88,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_assets.core.settings import PROFILES, Settings, SettingsError
+from memory_assets.core.text import excerpt
 
 if TYPE_CHECKING:  # the parts load lancedb and polars: imported where a command needs them
     from memory_assets.core.home import Home
@@ -181,7 +183,15 @@ def cmd_search(args: argparse.Namespace) -> Any:
             settings=settings,
             context=args.context,
         )
-        return [_hit_dict(h, context=args.context > 0) for h in hits]
+        out = [_hit_dict(h, context=args.context > 0) for h in hits]
+        if args.explain:  # where each hit came from, back to what was said (core/index/lineage.py)
+            from memory_assets.core.index.lineage import trace_ids
+
+            found = trace_ids(store, settings, [h.id for h in hits])
+            for hit in out:
+                lineage = found.get(hit["id"])
+                hit["lineage"] = lineage.to_dict() if lineage is not None else None
+        return out
 
     if args.queries_file:
         path = Path(args.queries_file)
@@ -548,6 +558,8 @@ def _print_human(result: Any) -> None:
                 print(
                     f"      {'before' if line['offset'] < 0 else 'after '} {line['score']:.3f}  {line['content']}"
                 )
+            if "lineage" in row:
+                print("\n".join(_lineage_lines(row["lineage"])))
         if not result:
             print("no results")
         return
@@ -558,6 +570,59 @@ def _print_human(result: Any) -> None:
                 print(f"  {item}")
         else:
             print(f"{key}: {value}")
+
+
+_FOLD_STATES = {
+    "pending": "no dream has read it yet",
+    "left": "a dream read it, no page holds it",
+    "folded": "folded into a page before the fold ledger",
+}
+
+
+def _lineage_lines(lineage: dict[str, Any] | None, indent: str = "    ") -> list[str]:
+    """A hit's lineage (``Lineage.to_dict()``) as indented lines, the nearest source first."""
+    if lineage is None:
+        return [f"{indent}lineage: the row is gone (reindexed meanwhile)"]
+
+    def turns(items: list[dict[str, Any]], at: str) -> list[str]:
+        return [
+            f"{at}said: transcripts/{t['transcript']} line {t['line']} (chat {t['chat']}, {t['at'] or 'undated'}):"
+            f" {excerpt(t['said'], 160)}"
+            for t in items
+        ]
+
+    def log_lines(items: list[dict[str, Any]], at: str) -> list[str]:
+        out = []
+        for line in items:
+            state = f"folded into notebook/{line['page']}" if line["page"] else _FOLD_STATES[line["fold"]]
+            out.append(
+                f"{at}from: memory/archive/{line['file']} line {line['line']} ({state}): {line['text']}"
+            )
+            out += turns(line["turns"], at + "  ")
+        return out
+
+    def bullets(items: list[dict[str, Any]], at: str) -> list[str]:
+        out = []
+        for b in items:
+            out.append(f"{at}from: notebook/{b['page']} line {b['line']}: {b['text'].strip()}")
+            out += log_lines(b["log_lines"], at + "  ")
+        return out
+
+    out = log_lines(lineage["log_lines"], indent) + bullets(lineage["bullets"], indent)
+    out += turns(lineage["turns"], indent)
+    zone = lineage.get("zone")
+    if zone:
+        verified = f", verified by {', '.join(zone['verified_by'])}" if zone["verified_by"] else ""
+        out.append(
+            f"{indent}zone: MEMORY.md's {zone['zone']} zone, written by {zone['written_by']}{verified}"
+        )
+        for z in zone["lines"]:
+            made = bullets(z["claims"], indent + "    ") + log_lines(z["facts"], indent + "    ")
+            if made or z["rows"]:
+                out.append(f"{indent}  memory/MEMORY.md line {z['line']}: {z['text'].strip()}")
+                out += made
+    out += [f"{indent}note: {note}" for note in lineage["notes"]]
+    return out or [f"{indent}lineage: no source before this row"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -622,6 +687,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="up to N neighbouring lines each side of a hit (same log block or page section); JSON: context",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="where each hit came from: its log line, page line or MEMORY.md zone, back to the turn it "
+        "was said in; JSON: lineage",
     )
     p.set_defaults(func=cmd_search)
     command("status", "what the memory home holds").set_defaults(func=cmd_status)

@@ -276,3 +276,33 @@ def test_dream_exits_1_when_its_run_failed_and_0_when_it_folded(
     code, out, _ = run(capsys, "--home", home, "--json", "dream", "--force")
     [folded] = json.loads(out)["runs"]
     assert folded["ok"] is True and folded["advanced"] is True and code == 0
+
+
+def test_search_explain_prints_each_hits_lineage(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = ["--home", str(settings.home)]
+    said = "I moved to Berlin in 2024 and I have a dog named Rex."
+    code, _, err = run(capsys, *home, "write-turn", "--user", said, "--chat-id", "chat-a")
+    assert code == 0, err
+    code, out, _ = run(capsys, *home, "--json", "search", "dog named Rex", "--limit", "1", "--explain")
+    [hit] = json.loads(out)
+    assert hit["content"] == "Has a dog named Rex." and hit["lineage"]["id"] == hit["id"]
+    [line] = hit["lineage"]["log_lines"]
+    assert line["text"] == "Has a dog named Rex." and line["fold"] == "pending"
+    [turn] = line["turns"]
+    assert (turn["transcript"], turn["offset"], turn["said"]) == ("captured/chat-a.jsonl", 0, said)
+    code, out, _ = run(capsys, *home, "--json", "search", "dog named Rex", "--limit", "1")
+    assert "lineage" not in json.loads(out)[0]  # only when asked for
+
+    code, out, _ = run(capsys, *home, "search", "dog named Rex", "--limit", "1", "--explain")
+    lines = out.splitlines()
+    assert code == 0 and lines[1].strip() == "Has a dog named Rex."
+    assert (
+        lines[2]
+        .strip()
+        .startswith(f"from: memory/archive/{line['file']} line {line['line']} (no dream has read it yet):")
+    )
+    assert lines[3].strip() == (
+        f"said: transcripts/captured/chat-a.jsonl line 1 (chat chat-a, {turn['at']}): {said}"
+    )
