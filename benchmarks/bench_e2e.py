@@ -109,8 +109,9 @@ BEFORE_COMMIT = "151b190"  # the parent of b6c9f24, the recall tier's first comm
 SIDES = ("now", "before", "cosine", "cosine-all", "cosine-pair")
 ANCHORS = ("cosine", "cosine-all", "cosine-pair")
 SERVED = ("now", "before")
-SETS = ("locomo", "longmemeval")
+SETS = ("locomo", "longmemeval", "longmemeval-s", "longmemeval-m")
 LONGMEMEVAL_DEFAULT = REPO.parent / "shared" / "data" / "longmemeval-dev"
+HELDOUT_DEFAULT = LONGMEMEVAL_DEFAULT / "heldout-ids.txt"
 LME_TYPES = (
     "single-session-user",
     "single-session-preference",
@@ -118,11 +119,20 @@ LME_TYPES = (
     "knowledge-update",
     "temporal-reasoning",
 )
+# The whole sets also hold questions about what the assistant said, and abstention questions
+# (``<id>_abs``: the answer is not in the history; reported as their own kind, whatever their type).
+ABSTENTION = "abstention"
+LME_FULL_TYPES = (*LME_TYPES, "single-session-assistant", ABSTENTION)
+# LongMemEval's files in a clone of hussainzs/Memoria (MIT, LongMemEval's own question files):
+# ``<sessions in the haystack>_<question_id>.json``; the prefix tells the variants apart.
+LME_FILES = "evaluations/data/lme_jsons"
+LME_VARIANTS = {"longmemeval-s": (38, 58), "longmemeval-m": (460, 490)}
+LME_HOME_PREFIX = {"longmemeval": "lme", "longmemeval-s": "lms", "longmemeval-m": "lmm"}
 KS = (1, 5, 10)
 DIAGNOSE_LIMIT = 50  # a miss is asked again for this many rows: ranked 11-50, or not at all
 MAX_TEXT = 32_768  # the server's default max_text_chars
 TARGET_GAIN = 10.0  # now @10 >= cosine @10 + 10 points
-READY_WAIT_S = 900.0  # start-up includes the catch-up sweep of every home
+READY_WAIT_S = 900.0  # start-up includes the catch-up sweep of every home: this, and 5 s a home
 LAUNCH = "import sys; from memory_assets.cli import main; sys.exit(main(sys.argv[1:]))"
 WHERE = "import os, memory_assets; print(os.path.realpath(memory_assets.__file__))"
 
@@ -165,6 +175,18 @@ class DevSet:
     questions: list[Question]
     corpus: dict[str, list[tuple[str, str]]]  # group -> (turn key, raw text): the cosine anchor
     note: str = ""
+    # LoCoMo: a question whose evidence names no turn of the data counts as a miss. LongMemEval:
+    # a question is measured at a level only where the data names its evidence there (an
+    # abstention question marks no evidence turn, only the sessions it is about).
+    empty_is_miss: bool = True
+
+    def measured(self, level: str, kind: str | None = None) -> list[Question]:
+        """The questions measured at ``level`` (of one kind, or all)."""
+        return [
+            q
+            for q in self.questions
+            if (kind is None or q.kind == kind) and (self.empty_is_miss or q.evidence.get(level))
+        ]
 
     def chat_turn(self) -> dict[str, dict[str, str]]:
         """Per home, chat id -> turn key."""
@@ -188,6 +210,7 @@ class DevSet:
             questions,
             {g: c for g, c in self.corpus.items() if g in groups},
             self.note,
+            self.empty_is_miss,
         )
 
 
@@ -268,74 +291,207 @@ def _lme_time(text: object, where: str) -> datetime:
         ) from exc
 
 
-def longmemeval_set(directory: Path) -> DevSet:
+def _lme_question(
+    f: Path, d: Any, kinds: Sequence[str], prefix: str
+) -> tuple[str, list[PostTurn], list[tuple[str, str]], Question]:
+    """One LongMemEval question file: its home's turns, its cosine corpus, the question.
+
+    Each user message is posted with the assistant's reply after it; an evidence turn is a posted
+    turn whose message, or reply, LongMemEval marks ``has_answer`` (a single-session-assistant
+    question's evidence is in the reply). At the session level, every posted turn of an answer
+    session is evidence."""
+    try:
+        qid, kind, text = str(d["question_id"]), str(d["question_type"]), str(d["question"])
+        sessions, ids, dates = d["haystack_sessions"], d["haystack_session_ids"], d["haystack_dates"]
+        answer_ids = set(d["answer_session_ids"])
+        today = _lme_time(d["question_date"], f"{f} question_date").date().isoformat()
+    except (ValueError, KeyError, TypeError) as exc:
+        raise bench_locomo.DataError(
+            f"{f}: not a LongMemEval question as this script reads it ({exc!r})"
+        ) from exc
+    if qid.endswith("_abs") and ABSTENTION in kinds:
+        kind = ABSTENTION
+    if kind not in kinds:
+        raise bench_locomo.DataError(f"{f}: question_type {kind!r} is not one of {', '.join(kinds)}")
+    if not len(sessions) == len(ids) == len(dates):
+        raise bench_locomo.DataError(f"{f}: haystack_sessions, _session_ids and _dates differ in length")
+    user = f"{prefix}-{user_slug(qid)}"
+    turns: list[PostTurn] = []
+    group: list[tuple[str, str]] = []
+    turn_level: set[str] = set()
+    session_level: set[str] = set()
+    order = sorted(range(len(sessions)), key=lambda i: (_lme_time(dates[i], f"{f} haystack_dates[{i}]"), i))
+    seen: Counter[str] = Counter()
+    for i in order:
+        sid = str(ids[i])
+        name = sid if not seen[sid] else f"{sid}#{seen[sid]}"  # a session id given twice
+        seen[sid] += 1
+        at = iso(_lme_time(dates[i], f"{f} haystack_dates[{i}]"))
+        session = sessions[i]
+        for j, t in enumerate(session):
+            if t.get("role") != "user" or not str(t.get("content", "")).strip():
+                continue
+            reply = []
+            marked = bool(t.get("has_answer"))
+            for nxt in session[j + 1 :]:
+                if nxt.get("role") != "assistant":
+                    break
+                reply.append(str(nxt.get("content", "")))
+                marked = marked or bool(nxt.get("has_answer"))
+            chat = f"{name}:{j}"
+            key = f"{qid}:{chat}"
+            turns.append(PostTurn(key, chat, str(t["content"]), "\n\n".join(reply), at))
+            group.append((key, str(t["content"])))
+            if marked:
+                turn_level.add(key)
+            if sid in answer_ids:
+                session_level.add(key)
+    question = Question(
+        qid,
+        kind,
+        text,
+        (user,),
+        today,
+        {"turn": frozenset(turn_level), "session": frozenset(session_level)},
+        qid,
+    )
+    return user, turns, group, question
+
+
+def _lme_dev_set(name: str, kinds: Sequence[str], items: Iterable[tuple[Path, Any]], note: str) -> DevSet:
+    homes: dict[str, list[PostTurn]] = {}
+    corpus: dict[str, list[tuple[str, str]]] = {}
+    questions: list[Question] = []
+    for f, d in items:
+        user, turns, group, question = _lme_question(f, d, kinds, LME_HOME_PREFIX[name])
+        homes[user] = turns
+        corpus[question.qid] = group
+        questions.append(question)
+    return DevSet(
+        name, tuple(kinds), ("turn", "session"), homes, questions, corpus, note, empty_is_miss=False
+    )
+
+
+def _read_json(f: Path) -> Any:
+    try:
+        return json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise bench_locomo.DataError(f"{f}: not a LongMemEval question file ({exc!r})") from exc
+
+
+def read_heldout(path: Path) -> set[str]:
+    """The question ids kept for an independent check (one a line): left out of every run."""
+    try:
+        return {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    except OSError as exc:
+        raise bench_locomo.DataError(
+            f"{path}: cannot read the held-out question ids ({exc}); pass --heldout PATH "
+            "(the dev sample's heldout-ids.txt): those questions are left out of every run"
+        ) from exc
+
+
+def longmemeval_set(directory: Path, heldout: set[str] | None = None) -> DevSet:
+    """The LongMemEval-S dev sample: a folder of ``<question_id>.json`` (the held-out ids left out)."""
     files = sorted(directory.glob("*.json"))
     if not files:
         raise bench_locomo.DataError(
             f"{directory}: no <question_id>.json files; pass the LongMemEval-S dev sample's folder with --longmemeval"
         )
-    homes: dict[str, list[PostTurn]] = {}
-    corpus: dict[str, list[tuple[str, str]]] = {}
-    questions: list[Question] = []
-    for f in files:
-        try:
-            d = json.loads(f.read_text(encoding="utf-8"))
-            qid, kind, text = str(d["question_id"]), str(d["question_type"]), str(d["question"])
-            sessions, ids, dates = d["haystack_sessions"], d["haystack_session_ids"], d["haystack_dates"]
-            answer_ids = set(d["answer_session_ids"])
-            today = _lme_time(d["question_date"], f"{f} question_date").date().isoformat()
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+    items = [(f, _read_json(f)) for f in files]
+    left = [(f, d) for f, d in items if str(d.get("question_id")) not in (heldout or set())]
+    note = f"{len(items) - len(left)} held-out question(s) left out" if len(left) < len(items) else ""
+    return _lme_dev_set("longmemeval", LME_TYPES, left, note)
+
+
+def bring_in_longmemeval(source: Path | None, cache: Path, name: str) -> Path:
+    """The question files of one variant (``name``: longmemeval-s or -m) in ``cache/<name>/``, as
+    ``<question_id>.json``: copied there once from ``source``, a clone of hussainzs/Memoria (a work
+    tree, or a bare git directory read with ``git show``), its ``evaluations/data/lme_jsons/``. The
+    variant is told by the file name's prefix, the number of sessions in the haystack (checked
+    against the file). Never committed: the cache is outside the repository."""
+    folder = cache / name
+    done = folder / ".complete"
+    if done.exists():
+        return folder
+    if source is None:
+        raise bench_locomo.DataError(
+            f"{folder}: LongMemEval's files are not there yet; pass --lme-source PATH, a clone of "
+            "github.com/hussainzs/Memoria (work tree or git directory), to bring them in"
+        )
+    low, high = LME_VARIANTS[name]
+    pattern = re.compile(r"^(\d+)_(.+)\.json$")
+    if (source / LME_FILES).is_dir():
+        names = [p.name for p in sorted((source / LME_FILES).iterdir())]
+
+        def read(n: str) -> bytes:
+            return (source / LME_FILES / n).read_bytes()
+
+        origin = str(source / LME_FILES)
+    else:
+        listing = subprocess.run(
+            ["git", f"--git-dir={source}", "ls-tree", "--name-only", f"HEAD:{LME_FILES}"],
+            capture_output=True,
+            text=True,
+        )
+        if listing.returncode != 0:
             raise bench_locomo.DataError(
-                f"{f}: not a LongMemEval question as this script reads it ({exc!r})"
-            ) from exc
-        if kind not in LME_TYPES:
-            raise bench_locomo.DataError(f"{f}: question_type {kind!r} is not one of {', '.join(LME_TYPES)}")
-        if not len(sessions) == len(ids) == len(dates):
-            raise bench_locomo.DataError(f"{f}: haystack_sessions, _session_ids and _dates differ in length")
-        user = f"lme-{user_slug(qid)}"
-        turns: list[PostTurn] = []
-        group = corpus.setdefault(qid, [])
-        turn_level: set[str] = set()
-        session_level: set[str] = set()
-        order = sorted(
-            range(len(sessions)), key=lambda i: (_lme_time(dates[i], f"{f} haystack_dates[{i}]"), i)
-        )
-        seen: Counter[str] = Counter()
-        for i in order:
-            sid = str(ids[i])
-            name = sid if not seen[sid] else f"{sid}#{seen[sid]}"  # a session id given twice
-            seen[sid] += 1
-            at = iso(_lme_time(dates[i], f"{f} haystack_dates[{i}]"))
-            session = sessions[i]
-            for j, t in enumerate(session):
-                if t.get("role") != "user" or not str(t.get("content", "")).strip():
-                    continue
-                reply = []
-                for nxt in session[j + 1 :]:
-                    if nxt.get("role") != "assistant":
-                        break
-                    reply.append(str(nxt.get("content", "")))
-                chat = f"{name}:{j}"
-                key = f"{qid}:{chat}"
-                turns.append(PostTurn(key, chat, str(t["content"]), "\n\n".join(reply), at))
-                group.append((key, str(t["content"])))
-                if t.get("has_answer"):
-                    turn_level.add(key)
-                if sid in answer_ids:
-                    session_level.add(key)
-        homes[user] = turns
-        questions.append(
-            Question(
-                qid,
-                kind,
-                text,
-                (user,),
-                today,
-                {"turn": frozenset(turn_level), "session": frozenset(session_level)},
-                qid,
+                f"{source}: neither a work tree with {LME_FILES}/ nor a git directory holding it "
+                f"({listing.stderr.strip()}); pass a clone of github.com/hussainzs/Memoria"
             )
-        )
-    return DevSet("longmemeval", LME_TYPES, ("turn", "session"), homes, questions, corpus)
+        names = sorted(listing.stdout.split())
+
+        def read(n: str) -> bytes:
+            return subprocess.run(
+                ["git", f"--git-dir={source}", "show", f"HEAD:{LME_FILES}/{n}"],
+                capture_output=True,
+                check=True,
+            ).stdout
+
+        commit = subprocess.run(
+            ["git", f"--git-dir={source}", "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        origin = f"{source} at {commit}, {LME_FILES}/"
+    wanted = [(n, m) for n in names if (m := pattern.match(n)) and low <= int(m.group(1)) <= high]
+    if not wanted:
+        raise bench_locomo.DataError(f"{origin}: no <sessions>_<id>.json file with {low}-{high} sessions")
+    log(f"bringing in {len(wanted)} {name} question files from {origin} to {folder}")
+    tmp = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for n, m in wanted:
+        raw = read(n)
+        d = json.loads(raw)
+        if str(d.get("question_id")) != m.group(2) or len(d.get("haystack_sessions") or []) != int(
+            m.group(1)
+        ):
+            raise bench_locomo.DataError(
+                f"{origin}{n}: its question_id or session count does not match its name "
+                f"({d.get('question_id')!r}, {len(d.get('haystack_sessions') or [])} sessions)"
+            )
+        (tmp / f"{m.group(2)}.json").write_bytes(raw)
+    (tmp / ".complete").write_text(json.dumps({"source": origin, "files": len(wanted)}) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return folder
+
+
+def sample_order(qid: str) -> str:
+    """A fixed pseudo-random order of question ids (a sample is the first N of it)."""
+    return hashlib.sha256(qid.encode()).hexdigest()
+
+
+def longmemeval_full(folder: Path, name: str, heldout: set[str], only: set[str] | None) -> DevSet:
+    """Every question of a variant in ``folder`` but the held-out ones (of ``only``, when given)."""
+    files = sorted(folder.glob("*.json"))
+    ids = {f.stem for f in files}
+    kept = sorted(ids - heldout if only is None else ids & only - heldout, key=sample_order)
+    items = [(folder / f"{qid}.json", _read_json(folder / f"{qid}.json")) for qid in kept]
+    note = f"{len(files)} questions in the files, {len(ids & heldout)} held out and left out" + (
+        f", a sample of {len(kept)} (the same ids in each LongMemEval set of the run)"
+        if only is not None
+        else ""
+    )
+    return _lme_dev_set(name, LME_FULL_TYPES, items, note)
 
 
 def digest(turns: Sequence[PostTurn]) -> str:
@@ -446,7 +602,9 @@ def start_server(side: str, code: Path, root: Path, logs: Path) -> Server:
         )
     server = Server(side, code, root, port, proc, log_path)
     try:
-        deadline = time.monotonic() + READY_WAIT_S
+        homes = sum(1 for _ in (root / "users").iterdir()) if (root / "users").is_dir() else 0
+        wait = READY_WAIT_S + 5.0 * homes
+        deadline = time.monotonic() + wait
         while True:
             if proc.poll() is not None:
                 raise BenchError(f"the {side} server exited ({proc.returncode}); its log: {log_path}")
@@ -458,9 +616,7 @@ def start_server(side: str, code: Path, root: Path, logs: Path) -> Server:
             except (httpx.HTTPError, ValueError, KeyError):
                 pass
             if time.monotonic() > deadline:
-                raise BenchError(
-                    f"the {side} server was not ready in {READY_WAIT_S:.0f} s; its log: {log_path}"
-                )
+                raise BenchError(f"the {side} server was not ready in {wait:.0f} s; its log: {log_path}")
             time.sleep(0.5)
         schemas = httpx.get(f"{server.url}/openapi.json", timeout=30).json()["components"]["schemas"]
         server.today = any("today" in s.get("properties", {}) for n, s in schemas.items() if "Search" in n)
@@ -652,6 +808,7 @@ class Found:
     closer: bool | None = None  # more similar to the question than some row of the top 10
     score_gap: float | None = None  # the 10th row's score minus the evidence row's
     above: list[str] = field(default_factory=list)  # the kinds of the top 10 rows above it
+    ndcg: float | None = None  # NDCG@10 of the top 10 (see ``ndcg_at``); None: no evidence at this level
 
 
 @dataclass
@@ -676,6 +833,51 @@ class Maps:
         if isinstance(said, dict) and isinstance(said.get("chat"), str) and said["chat"] in chats:
             named.add(chats[said["chat"]])
         return keys, named, "fact"
+
+
+def session_of(key: str) -> str:
+    """A turn key's session: "099778bb:7e02e59b_4:2" -> "099778bb:7e02e59b_4" (LoCoMo: "conv-26:D1")."""
+    return key.rsplit(":", 1)[0]
+
+
+def units(level: str, keys: Iterable[str]) -> set[str]:
+    """The level's units of some turn keys: the turns themselves, or their sessions."""
+    return set(keys) if level == "turn" else {session_of(k) for k in keys}
+
+
+def ndcg_at(rows: Sequence[set[str]], relevant: set[str], k: int = 10) -> float | None:
+    """NDCG@k of the ranking the top ``k`` rows give the level's units (turns, or sessions).
+
+    Each row stands for the units it is, or was written from (``rows[i]``); the units are ranked
+    in the order they first appear, a row naming no unit taking a rank of its own and a row
+    naming only units already ranked taking none (so, at the session level, the sessions of the
+    top k rows in the order they come, as a search over sessions would rank them). Gain 1 for a
+    unit of the evidence, discount log2(rank + 1); the ideal puts min(k, evidence units) first.
+    None when the level names no evidence."""
+    if not relevant:
+        return None
+    order: list[str] = []
+    seen: set[str] = set()
+    for i, named in enumerate(rows[:k]):
+        if not named:
+            order.append(f"#row {i}")
+            continue
+        for unit in sorted(named):
+            if unit not in seen:
+                seen.add(unit)
+                order.append(unit)
+    dcg = sum(1.0 / np.log2(r + 2) for r, unit in enumerate(order[:k]) if unit in relevant)
+    ideal = sum(1.0 / np.log2(r + 2) for r in range(min(k, len(relevant))))
+    return float(dcg / ideal)
+
+
+def row_units(rows: Sequence[tuple[str, dict[str, Any]]], maps: "Maps", level: str) -> list[set[str]]:
+    """For each returned row, the level's units it is, or was written from (its ``said`` turn too)."""
+    out = []
+    for home, row in rows:
+        keys, named, _ = maps.turns_of(home, row)
+        out.append(units(level, keys | named))
+    return out
 
 
 def ask(client: httpx.Client, server: Server, q: Question, limit: int) -> list[tuple[str, dict[str, Any]]]:
@@ -798,6 +1000,8 @@ def ask_side(server: Server, dev: DevSet, records: Path, workers: int) -> SideRe
     def one(q: Question) -> tuple[dict[str, Found], list[str]]:
         rows = ask(client(), server, q, 10)
         found = {level: Found(*first_hit(rows, maps, q.evidence[level])) for level in dev.levels}
+        for level in dev.levels:
+            found[level].ndcg = ndcg_at(row_units(rows, maps, level), units(level, q.evidence[level]))
         missed = [lv for lv in dev.levels if found[lv].rank is None]
         if missed:
             wide = ask(client(), server, q, DIAGNOSE_LIMIT)
@@ -933,6 +1137,9 @@ def cosine_side(dev: DevSet, cache: Path | None, per_home: bool, pair: bool = Fa
             rank = next((n + 1 for n, k in enumerate(ranked[:10]) if k in q.evidence[level]), None)
             rank50 = next((n + 1 for n, k in enumerate(ranked) if k in q.evidence[level]), None)
             result.found[q.qid][level] = Found(rank, "turn" if rank else None, rank50)
+            result.found[q.qid][level].ndcg = ndcg_at(
+                [units(level, [k]) for k in ranked[:10]], units(level, q.evidence[level])
+            )
     result.seconds_asking = time.perf_counter() - start
     return result
 
@@ -943,49 +1150,92 @@ def cosine_side(dev: DevSet, cache: Path | None, per_home: bool, pair: bool = Fa
 
 
 def rate(dev: DevSet, res: SideResult, level: str, k: int, kind: str | None = None) -> float:
-    qs = [q for q in dev.questions if kind is None or q.kind == kind]
+    """Recall@k in % over the questions measured at ``level`` (of ``kind``; "all but abstention"
+    for every kind but the abstention questions)."""
+    qs = _asked(dev, level, kind)
     if not qs:
         return float("nan")
     hit = sum(1 for q in qs if (r := res.found[q.qid][level].rank) is not None and r <= k)
     return 100.0 * hit / len(qs)
 
 
+ALL_BUT_ABSTENTION = "all but abstention"
+
+
+def _asked(dev: DevSet, level: str, kind: str | None) -> list[Question]:
+    if kind == ALL_BUT_ABSTENTION:
+        return [q for q in dev.measured(level) if q.kind != ABSTENTION]
+    return dev.measured(level, kind)
+
+
+def ndcg(dev: DevSet, res: SideResult, level: str, kind: str | None = None) -> float:
+    """The mean NDCG@10 over the questions measured at ``level`` (a question of LoCoMo whose
+    evidence names no turn of the data counts 0, as it counts a miss)."""
+    qs = _asked(dev, level, kind)
+    if not qs:
+        return float("nan")
+    return sum(res.found[q.qid][level].ndcg or 0.0 for q in qs) / len(qs)
+
+
 def fmt(x: float, digits: int = 1) -> str:
     return "-" if x != x else f"{x:.{digits}f}"
 
 
+def kinds_and_all(dev: DevSet) -> list[str | None]:
+    """The rows of a per-type table: each kind, "all but abstention" when the set has abstention
+    questions (the figure others publish leaves them out), then all (None)."""
+    return [*dev.kinds, *([ALL_BUT_ABSTENTION] if ABSTENTION in dev.kinds else []), None]
+
+
 def recall_tables(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[str, str]:
-    counts = Counter(q.kind for q in dev.questions)
+    n = len(dev.measured(level))
     rows = []
     for side, res in results.items():
-        rows.append([side, *(fmt(rate(dev, res, level, k)) for k in KS)])
-    overall = table(rows, ["side", *(f"@{k}" for k in KS)])
+        rows.append([side, *(fmt(rate(dev, res, level, k)) for k in KS), fmt(ndcg(dev, res, level), 3)])
+    overall = (
+        table(rows, ["side", *(f"@{k}" for k in KS), "NDCG@10"])
+        + f"\n\n({n} questions measured at this level)"
+    )
     rows = []
+    shown = [k for k in kinds_and_all(dev) if k is not None]
     for side, res in results.items():
         rows.append(
             [
                 side,
-                *(fmt(rate(dev, res, level, 10, kind)) for kind in dev.kinds),
+                *(fmt(rate(dev, res, level, 10, kind)) for kind in shown),
                 fmt(rate(dev, res, level, 10)),
             ]
         )
-    per = table(rows, ["@10", *(f"{k} ({counts[k]})" for k in dev.kinds), f"all ({len(dev.questions)})"])
+    per = table(
+        rows,
+        [
+            "@10",
+            *(f"{k} ({len(_asked(dev, level, k))})" for k in shown),
+            f"all ({n})",
+        ],
+    )
     return overall, per
 
 
 def per_kind_at(dev: DevSet, results: dict[str, SideResult], level: str) -> str:
     rows = []
-    for kind in (*dev.kinds, None):
+    for kind in kinds_and_all(dev):
         for n, (side, res) in enumerate(results.items()):
             rows.append(
-                [(kind or "all") if n == 0 else "", side, *(fmt(rate(dev, res, level, k, kind)) for k in KS)]
+                [
+                    (kind or "all") if n == 0 else "",
+                    len(_asked(dev, level, kind)) if n == 0 else "",
+                    side,
+                    *(fmt(rate(dev, res, level, k, kind)) for k in KS),
+                    fmt(ndcg(dev, res, level, kind), 3),
+                ]
             )
-    return table(rows, ["type", "side", *(f"@{k}" for k in KS)])
+    return table(rows, ["type", "questions", "side", *(f"@{k}" for k in KS), "NDCG@10"])
 
 
 def hit_kinds(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[str, dict[str, Any]]:
     """Per served side and type: hits @10 by the kind of the first hitting row; misses by cause."""
-    causes = [c for c in CAUSES if c != "no evidence" or dev.name != "longmemeval"]
+    causes = [c for c in CAUSES if c != "no evidence" or not dev.name.startswith("longmemeval")]
     if dev.name != "locomo":
         causes.remove("other home")
     rows, out = [], {}
@@ -994,7 +1244,7 @@ def hit_kinds(dev: DevSet, results: dict[str, SideResult], level: str) -> tuple[
             continue
         out[side] = {}
         for kind in (*dev.kinds, None):
-            qs = [q for q in dev.questions if kind is None or q.kind == kind]
+            qs = dev.measured(level, kind)
             found = [res.found[q.qid][level] for q in qs]
             by_row = Counter(f.kind for f in found if f.rank is not None)
             by_cause = Counter(f.cause for f in found if f.rank is None)
@@ -1040,7 +1290,7 @@ def against(dev: DevSet, res: dict[str, SideResult], level: str) -> tuple[str, d
         a = res[anchor]
         split: Counter[str] = Counter()
         lost: Counter[str] = Counter()
-        for q in dev.questions:
+        for q in dev.measured(level):
             n_hit = now.found[q.qid][level].rank is not None
             a_hit = a.found[q.qid][level].rank is not None
             split[
@@ -1066,7 +1316,9 @@ def against(dev: DevSet, res: dict[str, SideResult], level: str) -> tuple[str, d
         ["anchor", "both hit", "now only", "anchor only", "neither", "anchor only: now's miss, by cause"],
     )
     ranked = [
-        f for q in dev.questions if (f := now.found[q.qid][level]).rank is None and f.score_gap is not None
+        f
+        for q in dev.measured(level)
+        if (f := now.found[q.qid][level]).rank is None and f.score_gap is not None
     ]
     if ranked:
         gaps = sorted(f.score_gap for f in ranked if f.score_gap is not None)
@@ -1199,7 +1451,33 @@ def main() -> int:
         default=LONGMEMEVAL_DEFAULT,
         help=f"the LongMemEval-S dev sample's folder (default {LONGMEMEVAL_DEFAULT})",
     )
-    parser.add_argument("--only", choices=SETS, help="one dev set only")
+    parser.add_argument(
+        "--only",
+        help=f"these sets only, comma-separated, of {', '.join(SETS)} (default: locomo,longmemeval, the dev sets)",
+    )
+    parser.add_argument(
+        "--lme-source",
+        type=Path,
+        help="a clone of github.com/hussainzs/Memoria (work tree or git directory): LongMemEval's files for "
+        "longmemeval-s / longmemeval-m, brought into --lme-cache once",
+    )
+    parser.add_argument(
+        "--lme-cache",
+        type=Path,
+        help="where LongMemEval's question files are brought in (outside the repository: never committed)",
+    )
+    parser.add_argument(
+        "--lme-sample",
+        type=int,
+        metavar="N",
+        help="of longmemeval-s / -m, N questions (a fixed pseudo-random order of ids), the same ids in each",
+    )
+    parser.add_argument(
+        "--heldout",
+        type=Path,
+        default=HELDOUT_DEFAULT,
+        help=f"question ids left out of every LongMemEval run (default {HELDOUT_DEFAULT})",
+    )
     parser.add_argument(
         "--sides", default=",".join(SIDES), help=f"comma-separated, of {', '.join(SIDES)} (default all)"
     )
@@ -1239,13 +1517,37 @@ def main() -> int:
     if args.limit_questions is not None and args.limit_questions < 1:
         parser.error("--limit-questions takes a positive number")
     wanted = bench_locomo.split_of(parser, args.split, args.external_check, inspecting=args.misses)
-    names = (args.only,) if args.only else SETS
+    names = (
+        tuple(n.strip() for n in args.only.split(",") if n.strip())
+        if args.only
+        else ("locomo", "longmemeval")
+    )
+    if not names or any(n not in SETS for n in names):
+        parser.error(f"--only takes a comma-separated list of {', '.join(SETS)}")
     if "locomo" in names and args.locomo is None:
         parser.error("LoCoMo needs --locomo PATH/locomo10.json (you download it), or pass --only longmemeval")
+    full = [n for n in names if n in LME_VARIANTS]
+    if full and args.lme_cache is None:
+        parser.error(f"{', '.join(full)} need --lme-cache DIR (and --lme-source PATH the first time)")
+    if args.lme_sample is not None and args.lme_sample < 1:
+        parser.error("--lme-sample takes a positive number")
     devs: list[DevSet] = []
     try:
+        heldout = read_heldout(args.heldout) if any(n.startswith("longmemeval") for n in names) else set()
+        folders = {n: bring_in_longmemeval(args.lme_source, args.lme_cache.resolve(), n) for n in full}
+        only = None
+        if args.lme_sample is not None and folders:
+            common = (
+                set.intersection(*({f.stem for f in d.glob("*.json")} for d in folders.values())) - heldout
+            )
+            only = set(sorted(common, key=sample_order)[: args.lme_sample])
         for name in names:
-            dev = locomo_set(args.locomo, wanted) if name == "locomo" else longmemeval_set(args.longmemeval)
+            if name == "locomo":
+                dev = locomo_set(args.locomo, wanted)
+            elif name == "longmemeval":
+                dev = longmemeval_set(args.longmemeval, heldout)
+            else:
+                dev = longmemeval_full(folders[name], name, heldout, only)
             devs.append(dev.limited(args.limit_questions))
     except bench_locomo.DataError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -1346,6 +1648,14 @@ def main() -> int:
     return 0
 
 
+TITLES = {
+    "locomo": "LoCoMo, dev split",
+    "longmemeval": "LongMemEval-S, dev sample",
+    "longmemeval-s": "LongMemEval-S",
+    "longmemeval-m": "LongMemEval-M",
+}
+
+
 def report(
     devs: Sequence[DevSet],
     results: dict[str, dict[str, SideResult]],
@@ -1358,7 +1668,7 @@ def report(
     for dev in devs:
         res = {s: results[dev.name][s] for s in sides if s in results[dev.name]}
         out: dict[str, Any] = {"questions": len(dev.questions), "homes": len(dev.homes), "levels": {}}
-        title = {"locomo": "LoCoMo, dev split", "longmemeval": "LongMemEval-S, dev sample"}[dev.name]
+        title = TITLES[dev.name]
         for level in dev.levels:
             what = {"turn": "an evidence turn", "session": "a turn of an answer session"}[level]
             print(f"\n## {title}: recall, {level} level (a row that is, or was written from, {what})\n")
@@ -1379,9 +1689,16 @@ def report(
                 out.setdefault("versus", {})[level] = versus
             out["levels"][level] = {
                 side: {
-                    "all": {f"@{k}": rate(dev, r, level, k) for k in KS},
+                    "questions": len(dev.measured(level)),
+                    "all": {**{f"@{k}": rate(dev, r, level, k) for k in KS}, "ndcg@10": ndcg(dev, r, level)},
                     "by_type": {
-                        kind: {f"@{k}": rate(dev, r, level, k, kind) for k in KS} for kind in dev.kinds
+                        kind: {
+                            **{f"@{k}": rate(dev, r, level, k, kind) for k in KS},
+                            "ndcg@10": ndcg(dev, r, level, kind),
+                            "questions": len(_asked(dev, level, kind)),
+                        }
+                        for kind in kinds_and_all(dev)
+                        if kind is not None
                     },
                     **({"rows": rows_json[side]} if side in rows_json else {}),
                 }
@@ -1437,7 +1754,7 @@ def report(
                 )
         if misses and "now" in res:
             print(f"\n### {title}: the questions now misses @10 (dev data: never commit this output)\n")
-            for q in dev.questions:
+            for q in dev.measured("turn"):
                 f = res["now"].found[q.qid]["turn"]
                 if f.rank is None:
                     print(f"  [{q.qid} {q.kind}] {q.text}  ({CAUSES[f.cause or 'no evidence']})")
