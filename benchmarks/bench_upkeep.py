@@ -109,12 +109,48 @@ def build_templates(work: Path, count: int, turns: int) -> list[Path]:
     return homes
 
 
+def _copy_or_link(src: str, dst: str) -> object:
+    """A file of a home copied, except the index's, hard-linked: LanceDB writes each of its files
+    once (a new version is new files; an optimize's cleanup unlinks old ones), so a link is never
+    written through; every other file of a home may be appended to in place (logs, journals) and
+    is copied. ``check_templates`` proves it after each side."""
+    if f"{os.sep}index{os.sep}" in src:
+        os.link(src, dst)
+        return dst
+    return shutil.copy2(src, dst)
+
+
 def make_root(templates: list[Path], root: Path, n: int) -> list[str]:
-    """A root of ``n`` homes, copies of the templates; their ids, sorted."""
+    """A root of ``n`` homes, copies of the templates (their index files hard-linked); their ids, sorted."""
     users = [f"u{i:05d}" for i in range(n)]
     for i, user in enumerate(users):
-        shutil.copytree(templates[i % len(templates)], root / "users" / user, symlinks=True)
+        shutil.copytree(
+            templates[i % len(templates)], root / "users" / user, symlinks=True, copy_function=_copy_or_link
+        )
     return users
+
+
+def template_digest(templates: list[Path]) -> dict[str, str]:
+    """Each template index file's sha256 (the files the copies hard-link)."""
+    import hashlib
+
+    return {
+        str(f): hashlib.sha256(f.read_bytes()).hexdigest()
+        for t in templates
+        for f in sorted((t / "index").rglob("*"))
+        if f.is_file()
+    }
+
+
+def check_templates(templates: list[Path], digest: dict[str, str], side: str) -> None:
+    """The templates' index files are as they were built: no side wrote through a hard link."""
+    now = template_digest(templates)
+    changed = sorted(f for f, d in digest.items() if now.get(f) != d)
+    if changed:
+        raise SystemExit(
+            f"after {side}, {len(changed)} template index file(s) changed through a hard link "
+            f"(e.g. {changed[0]}): the copies must not link those files"
+        )
 
 
 def du_bytes(path: Path) -> int:
@@ -448,13 +484,19 @@ def paced(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 # -- one size, and the report ------------------------------------------------------------------------
 
 
-def one_size(n: int, templates: list[Path], work: Path, args: argparse.Namespace) -> dict[str, Any]:
+def one_size(
+    n: int, templates: list[Path], work: Path, args: argparse.Namespace, digest: dict[str, str]
+) -> dict[str, Any]:
     out: dict[str, Any] = {"homes": n, "batch_size": args.batch_size}
     log(f"{n} homes: batched")
     root = work / f"batched-{n}" / "root"
+    begin = time.monotonic()
     users = make_root(templates, root, n)
+    out["copy_s"] = time.monotonic() - begin
     side = batched(root, users, work / f"batched-{n}", args)
+    check_templates(templates, digest, f"the batched side at {n}")
     members = side.pop("members")
+    out["active_users_batched"] = len({user for user, _ in members})
     out["runs_batched"], out["batch_runs_batched"] = side["runs"], side["batch_runs"]
     out["failed_runs_batched"], out["users_ok_batched"] = side["failed_runs"], side["users_ok"]
     out["cpu_batched_s"], out["orchestration_cpu_batched_s"] = side["cpu_s"], side["orchestration_cpu_s"]
@@ -464,31 +506,37 @@ def one_size(n: int, templates: list[Path], work: Path, args: argparse.Namespace
     out["work_batched"] = len(members)
     shutil.rmtree(work / f"batched-{n}")
 
-    log(f"{n} homes: floor")
-    root = work / f"floor-{n}" / "root"
-    make_root(templates, root, n)
-    side = floor(root, members, work / f"floor-{n}")
-    out["cpu_floor_s"], out["wall_floor_s"] = side["cpu_s"], side["wall_s"]
-    out["floor_users_ok"], out["floor_steps"] = side["users_ok"], side["steps"]
-    shutil.rmtree(work / f"floor-{n}")
+    if n in args.floor_at:
+        log(f"{n} homes: floor")
+        root = work / f"floor-{n}" / "root"
+        make_root(templates, root, n)
+        side = floor(root, members, work / f"floor-{n}")
+        check_templates(templates, digest, f"the floor at {n}")
+        out["cpu_floor_s"], out["wall_floor_s"] = side["cpu_s"], side["wall_s"]
+        out["floor_users_ok"], out["floor_steps"] = side["users_ok"], side["steps"]
+        shutil.rmtree(work / f"floor-{n}")
 
-    if not args.skip_today:
+    if not args.skip_today and n in args.today_at:
         k = min(args.today_homes, n)
         log(f"{n} homes: today, on {k} of them")
         root = work / f"today-{n}" / "root"
         make_root(templates, root, k)
         side = today(root, [f"u{i:05d}" for i in range(k)], work / f"today-{n}", args)
+        check_templates(templates, digest, f"today's runs at {n}")
         out["today_sample"] = side
         out["runs_today"] = round(side["runs"] / k * n)
         out["cpu_today_s"] = side["cpu_s"] / k * n
         shutil.rmtree(work / f"today-{n}")
     out["runs_target"] = math.ceil(n / args.batch_size) + 5
     out["cpu_per_user_batched_s"] = out["cpu_batched_s"] / n
-    out["cpu_per_user_floor_s"] = out["cpu_floor_s"] / n
-    out["batched_over_floor"] = out["cpu_batched_s"] / out["cpu_floor_s"]
+    out["cpu_per_active_user_batched_s"] = out["cpu_batched_s"] / max(1, out["active_users_batched"])
+    if "cpu_floor_s" in out:
+        out["cpu_per_user_floor_s"] = out["cpu_floor_s"] / n
+        out["batched_over_floor"] = out["cpu_batched_s"] / out["cpu_floor_s"]
     if "cpu_today_s" in out:
         out["cpu_per_user_today_s"] = out["cpu_today_s"] / n
-        out["today_over_floor"] = out["cpu_today_s"] / out["cpu_floor_s"]
+        if "cpu_floor_s" in out:
+            out["today_over_floor"] = out["cpu_today_s"] / out["cpu_floor_s"]
     return out
 
 
@@ -504,11 +552,11 @@ def report(results: list[dict[str, Any]], disk: dict[str, Any] | None) -> dict[s
                 f"{r['runs_batched']} (target <= {r['runs_target']})",
                 f"{r.get('cpu_today_s', float('nan')):.0f}",
                 f"{r['cpu_batched_s']:.0f}",
-                f"{r['cpu_floor_s']:.0f}",
+                f"{r.get('cpu_floor_s', float('nan')):.0f}",
                 f"{r.get('today_over_floor', float('nan')):.2f}x",
-                f"{r['batched_over_floor']:.2f}x",
-                f"{1000 * r.get('cpu_per_user_today_s', float('nan')):.0f} / {1000 * r['cpu_per_user_batched_s']:.0f} / {1000 * r['cpu_per_user_floor_s']:.0f}",
-                f"{r['wall_batched_s']:.0f} / {r['wall_floor_s']:.0f}",
+                f"{r.get('batched_over_floor', float('nan')):.2f}x",
+                f"{1000 * r.get('cpu_per_user_today_s', float('nan')):.0f} / {1000 * r['cpu_per_user_batched_s']:.0f} / {1000 * r.get('cpu_per_user_floor_s', float('nan')):.0f}",
+                f"{r['wall_batched_s']:.0f} / {r.get('wall_floor_s', float('nan')):.0f}",
                 f"{r['index_bytes_after_upkeep'] / 1e6:.2f}",
             ]
         )
@@ -531,11 +579,24 @@ def report(results: list[dict[str, Any]], disk: dict[str, Any] | None) -> dict[s
         )
     )
     summary: dict[str, Any] = {"sizes": results}
+    for r in results:
+        if "cpu_floor_s" not in r:
+            print(
+                f"{r['homes']} homes: the floor not run (--floor-at): one process doing the same work for "
+                "every home with one model load, its CPU per user is flat in the number of homes by construction"
+            )
+        print(
+            f"{r['homes']} homes: {r['active_users_batched']} active users (in a batch), "
+            f"{r['cpu_per_active_user_batched_s'] * 1000:.0f} ms of run CPU each; roots copied in {r['copy_s']:.0f} s"
+        )
     if len(results) >= 2:
         first, last = results[0], results[-1]
-        summary["per_user_ratio"] = last["cpu_per_user_batched_s"] / first["cpu_per_user_batched_s"]
+        summary["per_user_ratio"] = (
+            last["cpu_per_active_user_batched_s"] / first["cpu_per_active_user_batched_s"]
+        )
         print(
-            f"CPU per user, batched, {last['homes']} / {first['homes']} homes: {summary['per_user_ratio']:.2f}x (target <= 1.2x)"
+            f"CPU per active user, batched, {last['homes']} / {first['homes']} homes: "
+            f"{summary['per_user_ratio']:.2f}x (target <= 1.2x)"
         )
     for r in results:
         print(
@@ -583,6 +644,14 @@ def main() -> int:
     )
     parser.add_argument("--today-rev", default=TODAY_REV, help=f"the code of today's runs ({TODAY_REV})")
     parser.add_argument("--skip-today", action="store_true", help="no per-user runs")
+    parser.add_argument(
+        "--today-at", help="the sizes today's runs are measured at, comma separated (default: every size)"
+    )
+    parser.add_argument(
+        "--floor-at",
+        help="the sizes the floor runs at, comma separated (default: every size); its CPU per user is "
+        "flat in the number of homes by construction (one process, one model load, the same work a home)",
+    )
     parser.add_argument("--per-tick", type=int, default=500, help="MEMORY_HOMES_PER_TICK (500)")
     parser.add_argument("--max-concurrent-runs", type=int, default=2, help="the instance's run limit (2)")
     parser.add_argument("--paced-turns", type=int, default=300, help="turns of the paced day (300)")
@@ -596,13 +665,16 @@ def main() -> int:
         floor_child(Path(args.floor_child[0]), Path(args.floor_child[1]))
         return 0
     sizes = [int(s) for s in args.homes.split(",") if s]
+    args.floor_at = {int(s) for s in args.floor_at.split(",") if s} if args.floor_at else set(sizes)
+    args.today_at = {int(s) for s in args.today_at.split(",") if s} if args.today_at else set(sizes)
     if args.work:
         Path(args.work).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-upkeep-", dir=args.work) as tmp:
         work = Path(tmp)
         log(f"templates: {args.templates} homes of {args.turns} turns")
         templates = build_templates(work, args.templates, args.turns)
-        results = [one_size(n, templates, work, args) for n in sizes]
+        digest = template_digest(templates)
+        results = [one_size(n, templates, work, args, digest) for n in sizes]
         disk = None if args.skip_paced else paced(args, work / "paced")
     summary = report(results, disk)
     if args.json:
@@ -613,7 +685,7 @@ def main() -> int:
             "runs_batched": [r["runs_batched"] for r in results],
             "cpu_today_s": [r.get("cpu_today_s") for r in results],
             "cpu_batched_s": [r["cpu_batched_s"] for r in results],
-            "cpu_floor_s": [r["cpu_floor_s"] for r in results],
+            "cpu_floor_s": [r.get("cpu_floor_s") for r in results],
             "disk_peak_ratio": [r.get("disk_peak_ratio") for r in results],
             **summary,
         }
