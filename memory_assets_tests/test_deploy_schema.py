@@ -7,26 +7,33 @@ Two checks, and for each a proof that it fails on a misspelt key:
   config) is checked against the Kubernetes API's own JSON schema for :data:`KUBERNETES`, the
   strict ``_definitions.json`` that kubernetes-validate (PyPI) ships: a property the API does not
   declare is an error. These are the definitions the charts' schemas point their ``$ref`` at.
-- **The charts' own schemas** (runs when the chart is given): ``deploy/helm/values.yaml`` against
-  the ``values.schema.json`` of Dagster's chart (``DEPLOY_DAGSTER_CHART``) and
-  ``deploy/dagster-plus/agent-values.yaml`` against the Dagster+ agent's chart
-  (``DEPLOY_AGENT_CHART``). Each variable names a chart directory or a chart ``.tgz`` holding
-  ``values.schema.json`` (and ``values.yaml``, the chart's defaults, if there). Neither chart nor
-  its schema is on PyPI or Debian, and a copy of either may not be committed here, so without
-  them these tests skip and say so: docs/guides/scale.md says what was run and against what.
+- **The charts' own schemas** (runs when the charts are there): ``deploy/helm/values.yaml`` against
+  the ``values.schema.json`` of every Dagster chart and ``deploy/dagster-plus/agent-values.yaml``
+  against every Dagster+ agent chart. The charts are the folders of
+  ``../shared/reference/charts/`` beside the repository (:data:`SHARED_CHARTS`; its README names
+  their sources), each told Dagster's or the agent's by its schema; ``DEPLOY_DAGSTER_CHART`` and
+  ``DEPLOY_AGENT_CHART`` name others instead (chart directories or ``.tgz`` files, several
+  separated by ``os.pathsep``). Neither chart is on PyPI or Debian and a copy may not be committed
+  here, so without them these tests skip and say so.
 
-How a chart's schema is applied, and where it is stricter than ``helm`` (so that a misspelt key
-fails here even where the chart would ignore it):
+How a chart's schema is applied (JSON Schema 2020-12, so a keyword beside a ``$ref`` counts, as
+the charts mean it: ``startupProbe`` is a Kubernetes ``Probe`` plus ``enabled``), and where it is
+stricter than ``helm`` (so that a misspelt key fails here even where the chart would ignore it):
 
-- its ``$ref`` to a remote ``_definitions.json`` (kubernetesjsonschema.dev, or its mirror in
-  later charts) resolve to kubernetes-validate's strict definitions for :data:`KUBERNETES`, so
-  nothing is fetched and an undeclared property of a Kubernetes object fails;
-- each of its objects that declares its properties (the root and every definition) also rejects a
-  key it does not declare: ``helm`` accepts an undeclared top-level key (e.g. ``dagsterDeamon``)
-  and the chart never reads it;
-- the closed objects and the left-out ``required`` lists apply to the values file alone (an
-  override: what the chart's defaults supply is not in it); with the chart's defaults given, the
-  values merged over them are also validated against the schema as it is, as ``helm`` does.
+- **as helm applies it**, to the values merged over the chart's defaults (when the chart has
+  them) and to the chart's defaults alone: the schema as it is, its ``$ref`` to a remote
+  ``_definitions.json`` (kubernetesjsonschema.dev, or its mirror in later charts) resolved to
+  kubernetes-validate's definitions for :data:`KUBERNETES` (offline; not the strict ones, as
+  helm's are not);
+- **strict**, to the values file alone (an override: what the chart's defaults supply is not in
+  it, so no ``required`` list applies): every object of the schema that declares properties
+  without saying what else it takes (the root whatever it says, and every object under ``$defs``,
+  ``definitions`` or nested in them) rejects a key it does not declare: ``helm`` accepts an
+  undeclared key (``dagsterDeamon``) and the chart never reads it. An object that is a Kubernetes
+  object (a remote ``$ref``) takes the properties of the strict Kubernetes definition and those
+  declared beside the ``$ref``, and nothing else; the objects inside it are strict Kubernetes.
+  The chart's own defaults pass this check too, which is what shows it closes nothing the chart
+  reads.
 """
 
 import copy
@@ -68,16 +75,6 @@ DEFINITIONS = _definitions()
 DEFINITIONS_URI = f"urn:kubernetes:v{KUBERNETES}-strict/_definitions.json"
 
 
-def _retrieve(uri: str) -> Resource[Any]:
-    """Every ``_definitions.json`` a schema points at is the local strict one; nothing else is."""
-    if uri.endswith("/_definitions.json"):
-        return Resource.from_contents(DEFINITIONS)
-    raise LookupError(f"{uri}: a schema reference this check does not resolve offline")
-
-
-REGISTRY: Registry[Any] = Registry(retrieve=_retrieve)  # type: ignore[call-arg]
-
-
 def _load(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
@@ -95,11 +92,17 @@ def _where(path: Path_) -> str:
     )
 
 
-def _report(error: ValidationError, origin: Path_ = ()) -> str:
-    """One line: the key's path in the values file and the deepest reason (not 'not valid under
-    any of the given schemas' when a branch of the ``anyOf`` says what is wrong)."""
-    while error.context:  # the branch that got furthest, not the one that wanted a null
+def _deepest(error: ValidationError) -> ValidationError:
+    """The error under an ``anyOf`` that says what is wrong: the branch that got furthest, not
+    the one that wanted a null."""
+    while error.context:
         error = max(error.context, key=lambda e: (e.validator != "type", len(e.absolute_path)))
+    return error
+
+
+def _report(error: ValidationError, origin: Path_ = ()) -> str:
+    """One line: the key's path in the values file and the deepest reason."""
+    error = _deepest(error)
     return f"{_where(origin + tuple(error.absolute_path))}: {error.message}"
 
 
@@ -163,7 +166,7 @@ def kubernetes_problems(file: Path, values: Any) -> list[str]:
         if not whole:  # the definition's properties, none of its ``required``
             schema = {k: v for k, v in DEFINITIONS["$defs"][definition].items() if k != "required"}
             schema = {**schema, "$id": "urn:partial", "properties": _absolute(schema["properties"])}
-        validator = jsonschema.Draft7Validator(schema, registry=REGISTRY)
+        validator = jsonschema.Draft202012Validator(schema, registry=REGISTRY)
         problems += _resource_name_problems(path, definition, _at(values, path))
         problems += [
             f"{_report(e, path)} (Kubernetes {KUBERNETES}: {definition})"
@@ -198,7 +201,11 @@ def _absolute(node: Any) -> Any:
     """The definitions' own ``#/definitions/...`` references, pointed back at their document."""
     if isinstance(node, dict):
         return {
-            k: (f"{DEFINITIONS_URI}{v}" if k == "$ref" and v.startswith("#") else _absolute(v))
+            k: (
+                f"{DEFINITIONS_URI}{v}"
+                if k == "$ref" and isinstance(v, str) and v.startswith("#")
+                else _absolute(v)
+            )
             for k, v in node.items()
         }
     if isinstance(node, list):
@@ -208,6 +215,68 @@ def _absolute(node: Any) -> Any:
 
 # --- the charts' schemas ---------------------------------------------------------------------
 
+# The shared reference charts, beside the repository (a CI clone has ``shared`` linked beside it).
+SHARED_CHARTS = ROOT.parent / "shared" / "reference" / "charts"
+LOOSE = f"urn:kubernetes:v{KUBERNETES}/_definitions.json"
+OPEN = f"urn:kubernetes:v{KUBERNETES}-strict-open/_definitions.json"
+
+
+def _loose_definitions() -> dict[str, Any]:
+    """kubernetes-validate's definitions as helm's mirror has them (no object closed)."""
+    folder = files("kubernetes_validate") / "kubernetes-json-schema" / f"v{KUBERNETES}-local"
+    document = json.loads((folder / "_definitions.json").read_text(encoding="utf-8"))
+    return {**document, "$id": LOOSE, "definitions": document["$defs"]}
+
+
+def _open_definitions() -> dict[str, Any]:
+    """The strict definitions with each one's own ``additionalProperties`` left out, every
+    reference inside pointing back at the strict ones: a chart object that is a Kubernetes object
+    plus keys of its own closes itself (``unevaluatedProperties``) over both."""
+    opened = {
+        name: _absolute({k: v for k, v in definition.items() if k != "additionalProperties"})
+        for name, definition in DEFINITIONS["$defs"].items()
+    }
+    return {"$schema": DEFINITIONS["$schema"], "$id": OPEN, "$defs": opened, "definitions": opened}
+
+
+def _refuse(uri: str) -> Resource[Any]:
+    raise LookupError(f"{uri}: a schema reference this check does not resolve offline")
+
+
+# The Kubernetes definitions at their own URIs; a chart's references to a remote
+# ``_definitions.json`` are pointed at one of them (``_localized``), so nothing is fetched or
+# looked for (a lookup of a URI not registered makes the registry crawl every document again).
+REGISTRY: Registry[Any] = Registry(retrieve=_refuse).with_resources(  # type: ignore[call-arg]
+    (uri, Resource.from_contents(document))
+    for uri, document in (
+        (DEFINITIONS_URI, {**DEFINITIONS, "$id": DEFINITIONS_URI}),
+        (OPEN, _open_definitions()),
+        (LOOSE, _loose_definitions()),
+    )
+)
+
+
+def _remote(ref: str) -> bool:
+    """A reference to a remote ``_definitions.json`` (not one of ours, ``urn:kubernetes:...``)."""
+    where = ref.partition("#")[0]
+    return where.endswith("/_definitions.json") and not where.startswith("urn:")
+
+
+def _localized(node: Any, uri: str) -> Any:
+    """``node`` with each reference to a remote ``_definitions.json`` pointed at ``uri``."""
+    if isinstance(node, dict):
+        return {
+            k: (
+                f"{uri}#{v.partition('#')[2]}"
+                if k == "$ref" and isinstance(v, str) and _remote(v)
+                else _localized(v, uri)
+            )
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_localized(v, uri) for v in node]
+    return node
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -216,14 +285,18 @@ class Chart:
     defaults: dict[str, Any] | None
     version: str | None
 
+    @property
+    def kind(self) -> str:
+        """Whose chart: "dagster" (Dagster's ``helm/dagster``) or "agent" (the Dagster+ agent)."""
+        declared = self.schema.get("properties") or {}
+        if "dagsterCloud" in declared:
+            return "agent"
+        if "dagsterWebserver" in declared or "dagster-user-deployments" in declared:
+            return "dagster"
+        raise ValueError(f"{self.where}: neither Dagster's chart nor the Dagster+ agent's (by its schema)")
 
-def _chart(variable: str) -> Chart:
-    given = os.environ.get(variable)
-    if not given:
-        pytest.skip(
-            f"{variable} is not set: give it a chart directory or .tgz holding values.schema.json (the chart "
-            "is on neither PyPI nor Debian and may not be committed here; docs/guides/scale.md)"
-        )
+
+def _read_chart(given: str) -> Chart:
     path = Path(given)
     texts: dict[str, str] = {}
     if path.is_dir():
@@ -241,9 +314,7 @@ def _chart(variable: str) -> Chart:
                     assert handle is not None
                     texts[parts[1]] = handle.read().decode("utf-8")
     if "values.schema.json" not in texts:
-        raise FileNotFoundError(
-            f"{variable}={given}: no values.schema.json there (a chart directory or .tgz)"
-        )
+        raise FileNotFoundError(f"{given}: no values.schema.json there (a chart directory or .tgz)")
     meta = yaml.safe_load(texts["Chart.yaml"]) if "Chart.yaml" in texts else {}
     return Chart(
         where=given,
@@ -251,6 +322,34 @@ def _chart(variable: str) -> Chart:
         defaults=yaml.safe_load(texts["values.yaml"]) if "values.yaml" in texts else None,
         version=str(meta["version"]) if "version" in meta else None,
     )
+
+
+VARIABLES = {"dagster": "DEPLOY_DAGSTER_CHART", "agent": "DEPLOY_AGENT_CHART"}
+
+
+def charts(kind: str) -> list[Chart]:
+    """The charts of ``kind`` to check against: those its variable names, else every chart of
+    that kind in :data:`SHARED_CHARTS`; skips, saying why, when there is none."""
+    given = os.environ.get(VARIABLES[kind])
+    if given:
+        found = [_read_chart(g) for g in given.split(os.pathsep) if g]
+        wrong = [c.where for c in found if c.kind != kind]
+        assert not wrong, f"{VARIABLES[kind]} names charts that are not {kind}'s: {wrong}"
+        return found
+    if not SHARED_CHARTS.is_dir():
+        pytest.skip(
+            f"no chart to check against: {SHARED_CHARTS} is not there and {VARIABLES[kind]} is not set (give "
+            "it a chart directory or .tgz holding values.schema.json; the charts are on neither PyPI nor "
+            "Debian and may not be committed here)"
+        )
+    found = [
+        c
+        for d in sorted(SHARED_CHARTS.iterdir())
+        if (d / "values.schema.json").is_file() and (c := _read_chart(str(d))).kind == kind
+    ]
+    if not found:
+        pytest.skip(f"{SHARED_CHARTS} holds no {kind} chart (values.schema.json)")
+    return found
 
 
 def _coalesce(defaults: Any, values: Any) -> Any:
@@ -267,47 +366,109 @@ def _coalesce(defaults: Any, values: Any) -> Any:
     return merged
 
 
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames")
+
+
+def _subschemas(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The schemas directly inside a schema (never its ``default`` or ``examples``: data)."""
+    for key in _SCHEMA_MAPS:
+        for child in (node.get(key) or {}).values():
+            if isinstance(child, dict):
+                yield child
+    for key in _SCHEMA_LISTS:
+        for child in node.get(key) or []:
+            if isinstance(child, dict):
+                yield child
+    for key in _SCHEMA_ONE:
+        child = node.get(key)
+        if isinstance(child, dict):
+            yield child
+        elif isinstance(child, list):  # Draft 7's tuple ``items``
+            yield from (c for c in child if isinstance(c, dict))
+
+
 def _strict(schema: dict[str, Any], *, required: bool) -> dict[str, Any]:
-    """The chart's schema where the root and each definition that declares properties reject an
-    undeclared key, and without its ``required`` lists unless ``required``."""
+    """The chart's schema closed as the module docstring says, without its ``required`` lists
+    unless ``required``."""
     schema = copy.deepcopy(schema)
 
-    def close(node: dict[str, Any]) -> None:
-        if node.get("properties") and "$ref" not in node and "additionalProperties" not in node:
-            node["additionalProperties"] = False
+    def close(node: dict[str, Any], root: bool) -> None:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and _remote(ref):
+            # A Kubernetes object, maybe plus keys of the chart's own.
+            node["$ref"] = OPEN + "#" + ref.partition("#")[2]
+            if node.get("additionalProperties") is True:
+                del node["additionalProperties"]
+            if "additionalProperties" not in node:
+                node["unevaluatedProperties"] = False
+        elif node.get("properties") and (root or "additionalProperties" not in node):
+            node.pop("additionalProperties", None)
+            node["unevaluatedProperties"] = False
+        if not required and isinstance(node.get("required"), list):
+            del node["required"]
+        for child in _subschemas(node):
+            close(child, False)
 
-    def drop_required(node: Any) -> None:
-        if isinstance(node, dict):
-            node.pop("required", None) if isinstance(node.get("required"), list) else None
-            for value in node.values():
-                drop_required(value)
-        elif isinstance(node, list):
-            for value in node:
-                drop_required(value)
+    close(schema, True)
+    return _localized(schema, DEFINITIONS_URI)  # any reference left: the strict definitions
 
-    close(schema)
-    for definition in schema.get("definitions", {}).values():
-        close(definition)
-    if not required:
-        drop_required(schema)
-    return schema
+
+def _validate(
+    schema: dict[str, Any], instance: Any, registry: Registry[Any], note: str, known: Any = None
+) -> list[str]:
+    """Each error of ``instance`` against ``schema``, one line each. With ``known`` (the chart's
+    defaults), a key the closed schema does not declare is still accepted where the defaults
+    have it: the defaults hold every key the chart reads, declared in its schema or not
+    (``fullnameOverride``, a deployment's ``service``)."""
+    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
+    lines = []
+    for error in errors:
+        deepest = _deepest(error)
+        if (
+            known is not None
+            and deepest.validator == "unevaluatedProperties"
+            and isinstance(deepest.instance, dict)
+        ):
+            where = tuple(deepest.absolute_path)
+            flagged = [k for k in deepest.instance if repr(k) in deepest.message]
+            unknown = [k for k in flagged if not _has(known, (*where, k))]
+            if not unknown:
+                continue
+            lines.append(
+                f"{_where(where)}: {', '.join(map(repr, unknown))} neither declared in the chart's schema "
+                f"nor in its defaults{note}"
+            )
+            continue
+        lines.append(_report(error) + note)
+    return lines
+
+
+def _has(values: Any, path: Path_) -> bool:
+    """Whether ``values`` has ``path``, a list's index standing for any of its items."""
+    if not path:
+        return True
+    step, rest = path[0], path[1:]
+    if isinstance(values, dict):
+        return isinstance(step, str) and step in values and _has(values[step], rest)
+    if isinstance(values, list) and isinstance(step, int):
+        return any(_has(item, rest) for item in values)
+    return False
 
 
 def chart_problems(chart: Chart, values: Any) -> list[str]:
     """Every key of ``values`` the chart's schema rejects (see the module's docstring for how):
-    with the chart's defaults, their merge with ``values`` against the schema as ``helm`` applies
-    it; and ``values`` alone against the schema with undeclared keys closed and no ``required``."""
-    checks = [(_strict(chart.schema, required=False), values, "")]
-    if chart.defaults is not None:
-        checks.insert(
-            0, (chart.schema, _coalesce(chart.defaults, values), " (merged over the chart's defaults)")
-        )
+    with the chart's defaults, their merge with ``values`` as ``helm`` applies the schema; and
+    ``values`` alone against the strict schema (no ``required``)."""
     problems = []
-    for schema, instance, note in checks:
-        validator = jsonschema.Draft7Validator(schema, registry=REGISTRY)
-        errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
-        problems += [_report(e) + note for e in errors]
-    return problems
+    if chart.defaults is not None:
+        merged = _coalesce(chart.defaults, values)
+        problems += _validate(
+            _localized(chart.schema, LOOSE), merged, REGISTRY, " (merged over the chart's defaults)"
+        )
+    return problems + _validate(_strict(chart.schema, required=False), values, REGISTRY, "", chart.defaults)
 
 
 def _pinned(chart: Chart, pinned: str) -> None:
@@ -343,10 +504,13 @@ def _misspelt(values: Any, path: Path_) -> tuple[Any, str]:
 
 
 def _misspelt_keys_that_pass(paths: list[Path_], values: Any, check: Any) -> list[str]:
+    """The misspellings the check finds nothing new in: a problem the values have already (one
+    always there) does not count as catching the misspelling."""
+    already = set(check(values))
     passing = []
     for path in paths:
         wrong_values, wrong = _misspelt(values, path)
-        if not check(wrong_values):
+        if not set(check(wrong_values)) - already:
             passing.append(f"{_where(path)} misspelt as {wrong!r}")
     return passing
 
@@ -375,32 +539,65 @@ def test_every_key_of_a_kubernetes_object_misspelt_fails_the_check(file: Path) -
     assert not passing, "misspelt keys the check accepts:\n" + "\n".join(passing)
 
 
-def test_the_helm_values_meet_the_dagster_charts_schema() -> None:
-    chart = _chart("DEPLOY_DAGSTER_CHART")
-    _pinned(chart, version("dagster"))
-    problems = chart_problems(chart, _load(HELM_VALUES))
-    assert not problems, f"deploy/helm/values.yaml against {chart.where}:\n" + "\n".join(problems)
+VALUES = {"dagster": HELM_VALUES, "agent": AGENT_VALUES}
 
 
-def test_the_agent_values_meet_the_agent_charts_schema() -> None:
-    chart = _chart("DEPLOY_AGENT_CHART")
-    _pinned(chart, version("dagster"))
-    problems = chart_problems(chart, _load(AGENT_VALUES))
-    assert not problems, f"deploy/dagster-plus/agent-values.yaml against {chart.where}:\n" + "\n".join(
-        problems
-    )
+@pytest.mark.parametrize("kind", VALUES)
+def test_the_charts_own_defaults_pass_both_checks(kind: str) -> None:
+    """Each chart's defaults meet its schema as helm applies it and the strict one: the strict
+    check closes nothing the chart itself sets."""
+    checked = 0
+    problems = []
+    for chart in charts(kind):
+        if chart.defaults is None:
+            continue
+        checked += 1
+        problems += [
+            f"{chart.where}: {p}"
+            for p in _validate(_localized(chart.schema, LOOSE), chart.defaults, REGISTRY, "")
+        ]
+        strict = _strict(chart.schema, required=False)
+        problems += [
+            f"{chart.where}: {p} (strict)"
+            for p in _validate(strict, chart.defaults, REGISTRY, "", chart.defaults)
+        ]
+    if not checked:
+        pytest.skip(f"no {kind} chart with its values.yaml (the defaults) to check")
+    assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize(
-    ("variable", "file"),
-    [("DEPLOY_DAGSTER_CHART", HELM_VALUES), ("DEPLOY_AGENT_CHART", AGENT_VALUES)],
-    ids=["dagster", "agent"],
-)
-def test_every_key_of_the_values_misspelt_fails_a_check(variable: str, file: Path) -> None:
-    chart = _chart(variable)
+@pytest.mark.parametrize("kind", VALUES)
+def test_the_values_meet_each_charts_schema(kind: str) -> None:
+    file = VALUES[kind]
+    problems = []
+    for chart in charts(kind):
+        _pinned(chart, version("dagster"))
+        problems += [f"{chart.where}: {p}" for p in chart_problems(chart, _load(file))]
+    assert not problems, f"{file.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("kind", VALUES)
+def test_every_key_of_the_values_misspelt_fails_a_check(kind: str) -> None:
+    file = VALUES[kind]
     values = _load(file)
     paths = list(_keys(values))
-    passing = _misspelt_keys_that_pass(
-        paths, values, lambda v: chart_problems(chart, v) + kubernetes_problems(file, v)
-    )
+    assert len(paths) >= 20, paths  # every key is tried, not a few
+    passing = []
+    for chart in charts(kind):
+        passing += [
+            f"{chart.where}: {p}"
+            for p in _misspelt_keys_that_pass(
+                paths, values, lambda v, chart=chart: chart_problems(chart, v) + kubernetes_problems(file, v)
+            )
+        ]
     assert not passing, "misspelt keys no check rejects:\n" + "\n".join(passing)
+
+
+def test_a_misspelt_top_level_key_fails_against_each_dagster_chart() -> None:
+    """``dagsterDeamon``: helm accepts it (the root of the newer schema says it takes any key) and
+    the chart never reads it; the strict check must not."""
+    values = _load(HELM_VALUES)
+    wrong = {("dagsterDeamon" if k == "dagsterDaemon" else k): v for k, v in values.items()}
+    for chart in charts("dagster"):
+        new = set(chart_problems(chart, wrong)) - set(chart_problems(chart, values))
+        assert any("dagsterDeamon" in p for p in new), f"{chart.where}: dagsterDeamon accepted"
