@@ -41,9 +41,12 @@ left out of a backwards lineage, and ``notes`` counts them (never their text). `
 where the chain stops and why (a line changed since it was indexed, a page the ledger does not
 know, a fact with no turn).
 
-**Forwards** (``trace_log_lines``, ``log_lines_of_turn``), for erasure: what was made of given
-log lines (the vault lines folded from them, the turns they were extracted from) and the log
-lines extracted from a turn. Nothing is hidden forwards: an erase reaches forgotten text too.
+**Forwards** (``trace_log_lines``, ``trace_page_lines``, ``log_lines_of_turn``), for erasure:
+given log lines, the vault lines folded from them and the turns they were extracted from; given
+lines of a page, the log lines folded into them; given a turn, the log lines extracted from it.
+A folded line whose page no longer holds it is looked for in the whole vault (the named page
+first), as ``PageIndex.holder`` finds it. Nothing is hidden forwards: an erase reaches forgotten
+text too.
 
 Costs: a row is read by its id (never a scan of the table); then the files its chain names: the
 row's own file, the ledger, the logs that hold lines folded into the row's page, and the
@@ -268,6 +271,14 @@ def trace_log_lines(settings: Settings, lines: Iterable[tuple[str, int]]) -> lis
     return [tracer.forward(file, number) for file, number in dict.fromkeys(lines)]
 
 
+def trace_page_lines(settings: Settings, page: str, lines: Iterable[int]) -> list[BulletSource]:
+    """The log lines the fold ledger says were folded into these lines of ``page`` (its path in
+    the vault), each line with them (none: a line no folded log line is held by), in line order;
+    each log line with the turn it was extracted from. ``LineageError`` for a page that is not the
+    vault's or a line it does not have."""
+    return _Tracer(settings, hide_forgotten=False).page_lines(page, lines)
+
+
 def log_lines_of_turn(settings: Settings, transcript: str, offset: int) -> list[LogLineSource]:
     """The log lines extracted from the turn at ``offset`` of ``transcript`` (its path under
     ``transcripts/``). ``LineageError`` when no turn starts there."""
@@ -306,6 +317,7 @@ class _Tracer:
     _holding: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     _named: dict[str, list[tuple[str, int]]] | None = None  # page -> the log lines folded into it
     _sources: dict[tuple[str, int], LogLineSource] = field(default_factory=dict)
+    _vault: PageIndex | None = None
 
     # -- files, each read once -----------------------------------------------------------------
     @property
@@ -422,6 +434,15 @@ class _Tracer:
             self.turn_source(said)  # a forgotten turn is counted for this row too
         return self._sources[key]
 
+    def served(self, where: str, lines: list[str], span: set[int]) -> set[int]:
+        """``span`` without the lines a person's forgetting hides (``Tombstones.line_hidden``): a
+        chunk row is served without them, so its lineage never names them."""
+        if not self.hide_forgotten:
+            return span
+        hidden = {n for n in span if self.tombs.line_hidden(lines[n - 1])}
+        self.hidden |= {(where, n) for n in hidden}
+        return span - hidden
+
     def holding_lines(self, rel: str, text: str) -> list[int]:
         """The lines of page ``rel`` that hold the fact ``text`` (see the module docstring)."""
         key = (rel, text)
@@ -485,12 +506,35 @@ class _Tracer:
         assert source is not None  # forwards hides nothing
         bullets: list[PageLine] = []
         if source.fold == FOLDED:
-            for rel in [source.page] if source.page else list_pages(self.settings.notebook_dir):
+            rel = source.page if source.page and self.holding_lines(source.page, fact.content) else None
+            if rel is None:  # no page named (folded before the ledger), or the claim moved since
+                holding = self.vault_index().holder(fact.content, prefer=[source.page] if source.page else [])
+                rel = holding.page if holding is not None else None
+            if rel is not None:
                 lines = (self.page(rel) or "").splitlines()
-                bullets += [PageLine(rel, n, lines[n - 1]) for n in self.holding_lines(rel, fact.content)]
-                if bullets:
-                    break  # one page holds a folded line (the first, when the ledger names none)
+                bullets = [PageLine(rel, n, lines[n - 1]) for n in self.holding_lines(rel, fact.content)]
         return LogLineTrace(source, tuple(bullets))
+
+    def page_lines(self, rel: str, numbers: Iterable[int]) -> list[BulletSource]:
+        if rel not in list_pages(self.settings.notebook_dir):
+            raise LineageError(
+                f"notebook/{rel}: no such page; give a page's path in the vault as a lineage names it "
+                "(bullets[].page, e.g. 3_Personal/Preferences.md)"
+            )
+        lines = (self.page(rel) or "").splitlines()
+        wanted = sorted(set(numbers))
+        for n in wanted:
+            if not 1 <= n <= len(lines) or not lines[n - 1].strip():
+                raise LineageError(f"notebook/{rel} line {n}: no such line, or a blank one")
+        held = {b.line: b for b in self.bullets_of(rel, set(wanted))}
+        return [held.get(n) or BulletSource(rel, n, lines[n - 1]) for n in wanted]
+
+    def vault_index(self) -> PageIndex:
+        """Every page of the vault, for a folded line whose page the ledger does not name."""
+        if self._vault is None:
+            rels = list_pages(self.settings.notebook_dir)
+            self._vault = PageIndex({rel: text for rel in rels if (text := self.page(rel)) is not None})
+        return self._vault
 
     # -- backwards -----------------------------------------------------------------------------
     def row(self, row: Mapping[str, Any]) -> Lineage:
@@ -498,6 +542,8 @@ class _Tracer:
         kind = row.get("source_type") or LEGACY_SOURCE_TYPE
         source_file = row.get("source_file")
         content = str(row.get("content") or "")
+        if self.hide_forgotten:  # a row read before a forget: served without the lines it hides
+            content = self.tombs.strip(content)[0]
         meta = json_object(row.get("metadata"))
         parts: dict[str, Any] = {}
         if kind == ARCHIVE and source_file:
@@ -552,7 +598,8 @@ class _Tracer:
         if text is None:
             self.notes.append(f"notebook/{rel} cannot be read")
             return {}
-        span = _chunk_lines(text, rel, content, chunk_index)
+        lines = text.splitlines()
+        span = self.served(f"notebook/{rel}", lines, _chunk_lines(text, rel, content, chunk_index))
         if not span:
             self.notes.append(f"notebook/{rel} no longer holds this chunk (a reindex updates the row)")
             return {}
@@ -598,6 +645,7 @@ class _Tracer:
         span = _locate(lines, content, _zone_region(lines, zone)) or _locate(
             lines, content, range(len(lines))
         )
+        span = self.served("memory/MEMORY.md", lines, span)
         if not span:
             self.notes.append("memory/MEMORY.md no longer holds this chunk (a reindex updates the row)")
         view = read_zones(path)
@@ -634,6 +682,7 @@ class _Tracer:
             span = {
                 n for n, raw in enumerate(lines, 1) if raw[:1] in "-*+" and _reads_as(clean_line(raw), text)
             }
+            span = self.served(f"notebook/{rel}", lines, span)
             if span:
                 held = {b.line: b for b in self.bullets_of(rel, span)}
                 out += [held.get(n) or BulletSource(rel, n, lines[n - 1]) for n in sorted(span)]
@@ -752,5 +801,6 @@ __all__ = [
     "trace_id",
     "trace_ids",
     "trace_log_lines",
+    "trace_page_lines",
     "trace_row",
 ]

@@ -23,12 +23,16 @@ from memory_assets.core.index.lineage import (
     PERSON,
     PROMOTER,
     REFRESHER,
+    BulletSource,
     Lineage,
     LineageError,
+    PageLine,
     log_lines_of_turn,
     trace_id,
     trace_ids,
     trace_log_lines,
+    trace_page_lines,
+    trace_row,
 )
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.memory_md import stamp_human_edit
@@ -59,7 +63,7 @@ def say(settings: Settings, embedder: Embedder, user: str, at: datetime, chat: s
 
 def rows(settings: Settings, kind: str) -> list[dict[str, Any]]:
     where = f"source_type = '{kind}'"
-    columns = ["id", "content", "source_file", "chunk_index", "metadata"]
+    columns = ["id", "content", "source_type", "source_file", "chunk_index", "metadata"]
     return MemoryStore.of(settings).scan(columns, where=where).to_pylist()
 
 
@@ -185,11 +189,24 @@ def test_a_folded_page_line_names_its_log_lines_and_their_turns(home: Settings, 
         "Is allergic to peanuts."
     ]
     assert log_lines_of_turn(s, "captured/chat-b.jsonl", 0) == []  # a turn no fact came from
+    # ... and from page lines to the log lines folded into them.
+    [back] = trace_page_lines(s, bullet.page, [bullet.line])
+    assert back == bullet
+    with pytest.raises(LineageError, match="no such page"):
+        trace_page_lines(s, "../outside.md", [1])
+    with pytest.raises(LineageError, match="no such line"):
+        trace_page_lines(s, bullet.page, [len(page_lines) + 5])
+
+    # A claim a person moved to another page since the fold: forwards finds it there.
+    page = s.notebook_dir / bullet.page
+    page.write_text("\n".join(line for line in page_lines if line != bullet.text) + "\n")
+    moved = s.notebook_dir / "2_Wiki" / "Entities" / "Pets.md"
+    moved.write_text("# Pets\n\n- Has a dog named Rex.\n")
+    [trace] = trace_log_lines(s, [(LOG, lines["Has a dog named Rex."])])
+    assert trace.bullets == (PageLine("2_Wiki/Entities/Pets.md", 3, "- Has a dog named Rex."),)
 
 
-def bullet_line(bullet: Any) -> Any:
-    from memory_assets.core.index.lineage import PageLine
-
+def bullet_line(bullet: BulletSource) -> PageLine:
     return PageLine(bullet.page, bullet.line, bullet.text)
 
 
@@ -247,6 +264,17 @@ def test_what_a_person_forgot_is_left_out_and_counted(home: Settings) -> None:
     assert [t.said for t in trace.log_line.turns] == [BERLIN]
 
 
+def test_a_line_forgotten_since_the_row_was_read_is_not_named(home: Settings, embedder: Embedder) -> None:
+    s = dreamed(home, embedder)
+    [zone] = [r for r in rows(s, "core_file") if "Rex" in r["content"] and '"generated"' in r["metadata"]]
+    assert "peanuts" in zone["content"]
+    append_durable(s.tombstones_path, tombstone_line("dog named Rex"))  # a person's forgetting
+    lineage = trace_row(s, zone)  # the row as it was read before the forget
+    shown = json.dumps(lineage.to_dict())
+    assert "Rex" not in shown and BERLIN not in shown and "peanuts" in shown
+    assert lineage.notes[-1].endswith("source(s) a person forgot are left out")
+
+
 def test_a_fact_given_directly_has_no_turn(settings: Settings, embedder: Embedder) -> None:
     from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts
 
@@ -291,8 +319,6 @@ def test_a_row_is_read_by_its_id_never_by_a_scan(home: Settings, monkeypatch: py
 
 
 def test_core_files_and_legacy_rows_say_why_the_chain_stops(home: Settings) -> None:
-    from memory_assets.core.index.lineage import trace_row
-
     persona = trace_row(
         home, {"id": "x", "content": "Helpful.", "source_type": "core_file", "source_file": "persona.md"}
     )
