@@ -86,12 +86,13 @@ import sys
 import tempfile
 import threading
 import time
+import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ BEFORE_COMMIT = "151b190"  # the parent of b6c9f24, the recall tier's first comm
 SIDES = ("now", "before", "cosine", "cosine-all", "cosine-pair")
 ANCHORS = ("cosine", "cosine-all", "cosine-pair")
 SERVED = ("now", "before")
-SETS = ("locomo", "longmemeval", "longmemeval-s", "longmemeval-m")
+SETS = ("locomo", "longmemeval", "longmemeval-s", "longmemeval-m", "longmemeval-s-padded")
 LONGMEMEVAL_DEFAULT = REPO.parent / "shared" / "data" / "longmemeval-dev"
 HELDOUT_DEFAULT = LONGMEMEVAL_DEFAULT / "heldout-ids.txt"
 LME_TYPES = (
@@ -127,7 +128,12 @@ LME_FULL_TYPES = (*LME_TYPES, "single-session-assistant", ABSTENTION)
 # ``<sessions in the haystack>_<question_id>.json``; the prefix tells the variants apart.
 LME_FILES = "evaluations/data/lme_jsons"
 LME_VARIANTS = {"longmemeval-s": (38, 58), "longmemeval-m": (460, 490)}
-LME_HOME_PREFIX = {"longmemeval": "lme", "longmemeval-s": "lms", "longmemeval-m": "lmm"}
+LME_HOME_PREFIX = {
+    "longmemeval": "lme",
+    "longmemeval-s": "lms",
+    "longmemeval-m": "lmm",
+    "longmemeval-s-padded": "lmp",
+}
 KS = (1, 5, 10)
 DIAGNOSE_LIMIT = 50  # a miss is asked again for this many rows: ranked 11-50, or not at all
 MAX_TEXT = 32_768  # the server's default max_text_chars
@@ -492,6 +498,84 @@ def longmemeval_full(folder: Path, name: str, heldout: set[str], only: set[str] 
         else ""
     )
     return _lme_dev_set(name, LME_FULL_TYPES, items, note)
+
+
+def m_session_counts(source: Path | None, cache: Path) -> dict[str, int]:
+    """Per question id, the sessions of its -M haystack, read from -M's file names
+    (``<sessions>_<id>.json``) in the Memoria clone (kept in ``cache/longmemeval-m-sessions.json``):
+    the names are there even where the files themselves could not be had."""
+    path = cache / "longmemeval-m-sessions.json"
+    if path.exists():
+        return {k: int(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+    if source is None:
+        raise bench_locomo.DataError(
+            f"{path} is not there yet; pass --lme-source PATH (a Memoria clone) once"
+        )
+    if (source / LME_FILES).is_dir():
+        names = [p.name for p in (source / LME_FILES).iterdir()]
+    else:
+        names = subprocess.run(
+            ["git", f"--git-dir={source}", "ls-tree", "--name-only", f"HEAD:{LME_FILES}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    low, high = LME_VARIANTS["longmemeval-m"]
+    counts = {
+        m.group(2): int(m.group(1))
+        for n in names
+        if (m := re.match(r"^(\d+)_(.+)\.json$", n)) and low <= int(m.group(1)) <= high
+    }
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(counts, sort_keys=True) + "\n", encoding="utf-8")
+    return counts
+
+
+def longmemeval_padded(
+    folder: Path, counts: dict[str, int], heldout: set[str], only: set[str] | None
+) -> DevSet:
+    """-S questions, each haystack padded to its -M haystack's number of sessions (-M's own files
+    could not be had here): the padding is sessions of the other -S haystacks, none an answer
+    session of any question (``answer_*``) nor already in this haystack, drawn at random (seeded by
+    the question id) and dated at random between the haystack's first and last session. This is
+    how LongMemEval builds its haystacks (from the same pools), but it is not -M: its sessions
+    are not -M's, so the figures are a home of -M's size, not -M's questions' figures."""
+    files = sorted(folder.glob("*.json"))
+    ids = {f.stem for f in files} & set(counts)
+    kept = sorted(ids - heldout if only is None else ids & only - heldout, key=sample_order)
+    pool: dict[str, list[Any]] = {}
+    for f in files:
+        d = _read_json(f)
+        for sid, session in zip(d["haystack_session_ids"], d["haystack_sessions"], strict=True):
+            if not str(sid).startswith("answer_"):
+                pool.setdefault(str(sid), session)
+    names = sorted(pool)
+    items = []
+    for qid in kept:
+        f = folder / f"{qid}.json"
+        d = _read_json(f)
+        have = set(map(str, d["haystack_session_ids"]))
+        need = counts[qid] - len(have)
+        rng = random.Random(sample_order(qid))
+        extra = rng.sample([n for n in names if n not in have], max(0, need))
+        times = sorted(_lme_time(x, f"{f} haystack_dates") for x in d["haystack_dates"])
+        span = (times[-1] - times[0]).total_seconds()
+        dates = [
+            (times[0] + timedelta(seconds=rng.uniform(0, span))).strftime("%Y/%m/%d (%a) %H:%M")
+            for _ in extra
+        ]
+        d = {
+            **d,
+            "haystack_session_ids": [*d["haystack_session_ids"], *extra],
+            "haystack_sessions": [*d["haystack_sessions"], *(pool[n] for n in extra)],
+            "haystack_dates": [*d["haystack_dates"], *dates],
+        }
+        items.append((f, d))
+    note = (
+        f"-S questions padded to their -M haystack's session count with other -S haystacks' non-answer "
+        f"sessions ({len(pool):,} in the pool); {len(kept)} questions"
+    )
+    return _lme_dev_set("longmemeval-s-padded", LME_FULL_TYPES, items, note)
 
 
 def digest(turns: Sequence[PostTurn]) -> str:
@@ -970,6 +1054,7 @@ class SideResult:
     seconds_posting: float = 0.0  # the sum over homes of their posting time (from the records)
     top10: Counter[str] = field(default_factory=Counter)  # the kinds of the rows returned in the top 10s
     today: bool = False
+    search_ms: list[float] = field(default_factory=list)  # each question's search (limit 10) over HTTP
 
 
 def ask_side(server: Server, dev: DevSet, records: Path, workers: int) -> SideResult:
@@ -998,7 +1083,10 @@ def ask_side(server: Server, dev: DevSet, records: Path, workers: int) -> SideRe
         return local.client  # type: ignore[no-any-return]
 
     def one(q: Question) -> tuple[dict[str, Found], list[str]]:
+        sent = time.perf_counter()
         rows = ask(client(), server, q, 10)
+        with lock:
+            result.search_ms.append((time.perf_counter() - sent) * 1000.0)
         found = {level: Found(*first_hit(rows, maps, q.evidence[level])) for level in dev.levels}
         for level in dev.levels:
             found[level].ndcg = ndcg_at(row_units(rows, maps, level), units(level, q.evidence[level]))
@@ -1473,6 +1561,15 @@ def main() -> int:
         help="of longmemeval-s / -m, N questions (a fixed pseudo-random order of ids), the same ids in each",
     )
     parser.add_argument(
+        "--cost",
+        action="store_true",
+        help="after asking the now side: what its homes cost in process (search() against the LanceDB "
+        "queries it awaits, each set's homes), beside the index size and posting time",
+    )
+    parser.add_argument(
+        "--cost-rounds", type=int, default=3, help="rounds of --cost's interleaved timing (3)"
+    )
+    parser.add_argument(
         "--heldout",
         type=Path,
         default=HELDOUT_DEFAULT,
@@ -1527,6 +1624,9 @@ def main() -> int:
     if "locomo" in names and args.locomo is None:
         parser.error("LoCoMo needs --locomo PATH/locomo10.json (you download it), or pass --only longmemeval")
     full = [n for n in names if n in LME_VARIANTS]
+    padded = "longmemeval-s-padded" in names
+    if padded and "longmemeval-s" not in full:
+        full.append("longmemeval-s")  # the padded homes are -S haystacks
     if full and args.lme_cache is None:
         parser.error(f"{', '.join(full)} need --lme-cache DIR (and --lme-source PATH the first time)")
     if args.lme_sample is not None and args.lme_sample < 1:
@@ -1535,17 +1635,21 @@ def main() -> int:
     try:
         heldout = read_heldout(args.heldout) if any(n.startswith("longmemeval") for n in names) else set()
         folders = {n: bring_in_longmemeval(args.lme_source, args.lme_cache.resolve(), n) for n in full}
+        counts = m_session_counts(args.lme_source, args.lme_cache.resolve()) if padded else {}
         only = None
         if args.lme_sample is not None and folders:
-            common = (
-                set.intersection(*({f.stem for f in d.glob("*.json")} for d in folders.values())) - heldout
+            have = [{f.stem for f in d.glob("*.json")} for d in folders.values()] + (
+                [set(counts)] if padded else []
             )
+            common = set.intersection(*have) - heldout
             only = set(sorted(common, key=sample_order)[: args.lme_sample])
         for name in names:
             if name == "locomo":
                 dev = locomo_set(args.locomo, wanted)
             elif name == "longmemeval":
                 dev = longmemeval_set(args.longmemeval, heldout)
+            elif name == "longmemeval-s-padded":
+                dev = longmemeval_padded(folders["longmemeval-s"], counts, heldout, only)
             else:
                 dev = longmemeval_full(folders[name], name, heldout, only)
             devs.append(dev.limited(args.limit_questions))
@@ -1591,6 +1695,7 @@ def main() -> int:
     }
     results: dict[str, dict[str, SideResult]] = {d.name: {} for d in devs}
     build_wall: dict[str, float] = {}
+    costs: dict[str, dict[str, Any]] = {}
     try:
         for side in sides:
             if side in ANCHORS:
@@ -1635,7 +1740,13 @@ def main() -> int:
                         log(f"{side}/{dev.name}: asked in {results[dev.name][side].seconds_asking:.0f} s")
                 finally:
                     server.stop()
+                if args.cost and side == "now":
+                    for dev in devs:
+                        log(f"{side}/{dev.name}: what a home costs, in process")
+                        costs[dev.name] = home_cost(side_root, dev, args.cost_rounds)
         report(devs, results, sides, build_wall, summary, args.misses)
+        if any(d.name.startswith("longmemeval") for d in devs) and "now" in sides:
+            cost_report(devs, results, costs, summary)
         print(f"\ntotal wall time {time.perf_counter() - t0:.0f} s")
         summary["wall_seconds"] = time.perf_counter() - t0
         if args.json:
@@ -1648,11 +1759,150 @@ def main() -> int:
     return 0
 
 
+def home_cost(side_root: Path, dev: DevSet, rounds: int) -> dict[str, Any]:
+    """In process, on the homes the server built (stopped by now): each question's ``search()``
+    (limit 10, its ``today``, the query's embedding excluded, no recall logged) against the LanceDB
+    queries it awaits, recorded from a search of it and replayed alone on the same table handle as
+    ``search()`` awaits them (``bench_retrieval``'s recording), interleaved question by question
+    for ``rounds`` rounds: the p50s and their ratio."""
+    import bench_retrieval
+    from memory_assets.core.home import Home
+    from memory_assets.core.index.async_reads import run
+    from memory_assets.core.models.embedder import shared_embedder
+    from memory_assets.core.ops.users import user_settings
+    from memory_assets.core.search import retrieval
+    from memory_assets.core.search.retrieval import search
+
+    vectors = shared_embedder().embed([q.text for q in dev.questions])
+    cases: list[tuple[Callable[[], Any], Any, list[Any]]] = []
+    original = retrieval._latest
+    for q, vector in zip(dev.questions, vectors, strict=True):
+        settings = user_settings(side_root, q.homes[0])
+        store = Home(settings).store
+
+        def one(store: Any = store, q: Question = q, vector: Any = vector, settings: Any = settings) -> Any:
+            return search(
+                store, q.text, query_vector=vector, settings=settings, limit=10,
+                today=date.fromisoformat(q.today), log_recall=False,
+            )  # fmt: skip
+
+        chains: list[Any] = []
+
+        def recording(st: Any, chains: list[Any] = chains) -> Any:
+            facts, reader = original(st)
+            return facts, bench_retrieval._Recording(reader, [], chains)
+
+        retrieval._latest = recording  # type: ignore[assignment]
+        try:
+            one()
+        finally:
+            retrieval._latest = original  # type: ignore[assignment]
+        cases.append((one, run(store.read_latest())[1], chains))  # type: ignore[index]
+    searches: list[float] = []
+    queries: list[float] = []
+    for one, reader, chains in cases:  # warm
+        one()
+        run(bench_retrieval.replay(reader, chains))
+    for _ in range(rounds):
+        for one, reader, chains in cases:
+            begin = time.perf_counter()
+            one()
+            searches.append((time.perf_counter() - begin) * 1000.0)
+            begin = time.perf_counter()
+            run(bench_retrieval.replay(reader, chains))
+            queries.append((time.perf_counter() - begin) * 1000.0)
+    return {
+        "searches": len(searches),
+        "search_p50_ms": percentile(searches, 50),
+        "search_p95_ms": percentile(searches, 95),
+        "queries_p50_ms": percentile(queries, 50),
+        "queries_p95_ms": percentile(queries, 95),
+        "ratio_p50": percentile(searches, 50) / max(percentile(queries, 50), 1e-9),
+        "queries_per_search": sum(len(c) for _, _, c in cases) / max(len(cases), 1),
+    }
+
+
+def cost_report(
+    devs: Sequence[DevSet],
+    results: dict[str, dict[str, SideResult]],
+    costs: dict[str, dict[str, Any]],
+    summary: dict[str, Any],
+) -> None:
+    """What a home of each LongMemEval set cost the memory, side by side (the now side)."""
+    rows = []
+    for dev in devs:
+        res = results[dev.name].get("now")
+        if res is None or not dev.name.startswith("longmemeval"):
+            continue
+        turns = sum(len(t) for t in dev.homes.values())
+        sessions = sum(len({session_of(t.key) for t in ts}) for ts in dev.homes.values())
+        n = max(len(dev.homes), 1)
+        size = sum(res.listings[u].index_bytes for u in dev.homes)
+        posting = sum(res.records[u].seconds for u in dev.homes)
+        post_ms = [m for u in dev.homes for m in res.records[u].ms]
+        cost = costs.get(dev.name, {})
+        figures = {
+            "homes": len(dev.homes),
+            "sessions_per_home": sessions / n,
+            "turns_per_home": turns / n,
+            "index_mb_per_home": size / 1e6 / n,
+            "index_mb_per_1000_turns": size / 1e6 / max(turns, 1) * 1000,
+            "posting_s_per_1000_turns": posting / max(turns, 1) * 1000,
+            "post_ms_p50": percentile(post_ms, 50),
+            "http_search_ms_p50": percentile(res.search_ms, 50),
+            "http_search_ms_p95": percentile(res.search_ms, 95),
+            **cost,
+        }
+        summary.setdefault("cost", {})[dev.name] = figures
+        rows.append(
+            [
+                TITLES[dev.name],
+                len(dev.homes),
+                f"{figures['sessions_per_home']:.0f}",
+                f"{figures['turns_per_home']:,.0f}",
+                f"{figures['index_mb_per_home']:.1f}",
+                f"{figures['index_mb_per_1000_turns']:.1f}",
+                f"{figures['posting_s_per_1000_turns']:.0f} (POST p50 {fmt(figures['post_ms_p50'], 0)} ms)",
+                f"{fmt(figures['http_search_ms_p50'], 0)} / {fmt(figures['http_search_ms_p95'], 0)}",
+                (
+                    f"{cost['search_p50_ms']:.1f} / {cost['queries_p50_ms']:.1f} = {cost['ratio_p50']:.2f}"
+                    if cost
+                    else "-"
+                ),
+            ]
+        )
+    if not rows:
+        return
+    print("\n## What a home costs, each LongMemEval set side by side (now)\n")
+    print(
+        table(
+            rows,
+            [
+                "set",
+                "homes",
+                "sessions a home",
+                "turns a home",
+                "index MB a home",
+                "index MB per 1,000 turns",
+                "posting s per 1,000 turns",
+                "search over HTTP ms, p50 / p95",
+                "in process: search() p50 / its LanceDB queries p50 (ms)",
+            ],
+        )
+    )
+    print(
+        "\n(posting: each home's turns posted in order, homes three at once; the index: du of each home's "
+        "index directory after the posting and the server's start-up sweep; in process: query embedding "
+        "excluded, interleaved, --cost-rounds rounds)"
+    )
+
+
 TITLES = {
     "locomo": "LoCoMo, dev split",
     "longmemeval": "LongMemEval-S, dev sample",
     "longmemeval-s": "LongMemEval-S",
     "longmemeval-m": "LongMemEval-M",
+    "longmemeval-s-padded": "LongMemEval-S padded to -M's size",
 }
 
 
