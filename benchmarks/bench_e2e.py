@@ -5,6 +5,10 @@ each question asked, as an assistant uses the memory (issue 25).
     .venv/bin/python benchmarks/bench_e2e.py --locomo PATH/locomo10.json --root /work/e2e-root  # keep the homes
     .venv/bin/python benchmarks/bench_e2e.py --locomo PATH/locomo10.json --root /work/e2e-root --reuse
     .venv/bin/python benchmarks/bench_e2e.py --only longmemeval --limit-questions 4     # a quick look
+    .venv/bin/python benchmarks/bench_e2e.py --only longmemeval-s --sides now,cosine \
+        --lme-source MEMORIA_CLONE --lme-cache DIR --root DIR                            # LongMemEval-S in full
+    .venv/bin/python benchmarks/bench_e2e.py --only longmemeval-s,longmemeval-s-padded --lme-sample 30 \
+        --sides now,cosine --cost --lme-cache DIR --root DIR                             # homes of -M's size
 
 **Through the real server over HTTP.** Each side runs its own ``memory-assets serve`` (a
 subprocess on a free loopback port, waited for until ready, stopped by its pid), serving one
@@ -37,24 +41,47 @@ the assistant's answer, the turn's id (``D1:3``) as the chat id and the session'
 ``at``, in order. A question goes to the home of the one speaker it names, else to both, the two
 answers merged by score.
 
-**LongMemEval-S, the dev sample** (``--longmemeval DIR``, 40 questions, MIT; no other LongMemEval
-data is read). One home per question: each user message posted with the assistant's reply that
-follows it, ``at`` the session's date, the chat id the session id and the message's index in it
-(``<session>:<i>``), sessions in date order. Asked with ``today`` = the question's date.
-Measured at the turn level (a user turn with ``has_answer``) and at the session level (a turn of
-an answer session).
+**LongMemEval-S, the dev sample** (``--longmemeval DIR``, 40 questions, MIT). One home per
+question: each user message posted with the assistant's reply that follows it, ``at`` the
+session's date, the chat id the session id and the message's index in it (``<session>:<i>``),
+sessions in date order. Asked with ``today`` = the question's date. Measured at the turn level (a
+posted turn whose message or reply LongMemEval marks ``has_answer``) and at the session level (a
+turn of an answer session).
 
-**A hit at k**: one of the first k rows returned is, or was written from, an evidence turn. A
-transcript row is its turn (its ``chat``); a fact row (any other source type) is every turn whose
-``POST`` answer reported that fact text as written (outcome ``new`` or ``revision``; recorded per
-home), and the turn its ``said`` provenance names. A question none of whose evidence turns exists
-in the data counts as a miss.
+**LongMemEval in full** (``--only longmemeval-s``; ``longmemeval-m`` likewise), the same way, over
+every question of the set but those in ``--heldout`` (the dev sample's ``heldout-ids.txt``: kept
+for an independent check, left out of every run). LongMemEval's own files (MIT) come from a clone
+of github.com/hussainzs/Memoria (``--lme-source``, a work tree or a bare git directory; its
+``evaluations/data/lme_jsons/<sessions>_<id>.json``, the prefix telling -S, 38-58 sessions, from
+-M, 460-490), copied once into ``--lme-cache`` (outside the repository: never committed). Every
+question type is asked; ``single-session-assistant`` questions have their evidence in the reply
+(the turn it was posted with is the evidence turn); the abstention questions (``<id>_abs``, their
+own kind here, whatever their type) name the sessions they are about, and mostly no evidence
+turn: a question is measured at a level only where the data names its evidence there (most
+abstention questions at the session level only, as is one whose evidence is an assistant message
+opening a session, which no turn posts). ``all but abstention`` is printed beside ``all``.
+``--lme-sample N`` asks N of them (a fixed pseudo-random order of ids), the same ids in every set
+of the run. ``longmemeval-s-padded``: -S questions whose haystacks are padded to their -M
+haystack's number of sessions (read from -M's file names) with other -S haystacks' non-answer
+sessions (``longmemeval_padded``): a home of -M's size, for when -M's own files cannot be had.
+
+**A hit at k**: one of the first k rows returned is, or was written from, an evidence turn (at
+the session level, a turn of an evidence session: k rows, not k sessions). A transcript row is its
+turn (its ``chat``); a fact row (any other source type) is every turn whose ``POST`` answer
+reported that fact text as written (outcome ``new`` or ``revision``; recorded per home), and the
+turn its ``said`` provenance names. A LoCoMo question none of whose evidence turns exists in the
+data counts as a miss. **NDCG@10** (``ndcg_at``): the units (turns, or sessions) the top 10 rows
+are from, ranked in the order they first appear, gain 1 for evidence, against the ideal of every
+evidence unit first.
 
 **Also printed**: per question type; which kind of row hit (fact or transcript) and why the misses
 missed (the evidence was in the other speaker's home only; the evidence turn left no row; ranked
 11-50 when asked for 50; not in the top 50); the share of evidence turns that left any row; the
 index size on disk (``du`` of each home's index directory) per 1,000 turns posted; the targets
-(now @10 ≥ cosine @10 + 10 points on both sets; no question type below before).
+(now @10 ≥ cosine @10 + 10 points on both sets; no question type below before). With ``--cost``,
+what a home of each LongMemEval set costs side by side: sessions and turns a home, its index,
+posting time per 1,000 turns, search latency over HTTP, and in process ``search()`` against the
+LanceDB queries it awaits (``home_cost``).
 
 **Building takes long** (about 12,700 turns a side); ``--root DIR`` keeps the roots, the answers
 of every ``POST`` (``DIR/records/<side>/<user>.jsonl``) and the cosine vectors, and ``--reuse``
