@@ -12,6 +12,8 @@ metadata, and ``details`` (the rows of a table, which the Dagster checks render 
   that holds it, or forgotten by a person: none is stranded.
 * ``turns_accounted_for`` (``turns_accounted.py``): every user turn of every transcript is indexed,
   forgotten by a person or expired by the retention: none is stranded.
+* ``days_consolidated`` (a warning): no day the dream skipped is still waiting; each one left is
+  named with why it was skipped and when the dream tries it again.
 * ``ids_unique``: no id is stored twice.
 * ``no_tombstoned_content``: nothing served holds a tombstoned text: no row (whole, or holding a
   person's forgotten text), no transcript row of a hidden turn, no line of MEMORY.md's generated
@@ -59,6 +61,7 @@ from memory_assets.core.index.store import (
     id_in,
     quote,
 )
+from memory_assets.core.knowledge.dream_state import SKIPPED_RETRY_AFTER, UNKNOWN_WHY, load_dream_state
 from memory_assets.core.knowledge.memory_md import read_zones
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
@@ -575,6 +578,44 @@ def logs_append_only(settings: Settings) -> CheckOutcome:
     )
 
 
+def days_consolidated(settings: Settings) -> CheckOutcome:
+    """No day is left unconsolidated by the dream's retry-then-skip (a warning: the days' facts
+    stay indexed and findable; nothing is lost, but they are not folded into pages and their
+    confirmation lines wait). Each day left is named with the error that skipped it, and when the
+    dream tries it again: once the vault changes after it gave up, or a day later
+    (``core/dream/pacing.py``), or now with ``memory-assets dream --force``."""
+    name = "days_consolidated"
+    state = load_dream_state(settings.dream_state_path, settings.log_md)
+    days = sorted(state.unconsolidated)
+    if not days:
+        return CheckOutcome(name, True, "warn", "no day left unconsolidated", metadata={"unconsolidated": 0})
+    by_why: dict[str, list[str]] = defaultdict(list)
+    for day in days:
+        by_why[state.skipped_why.get(day, UNKNOWN_WHY)].append(day)
+    if state.gave_up is not None:
+        when = (
+            f"the dream gave up on them at {state.gave_up.get('at')}: it tries them again once the vault "
+            f"changes, or {SKIPPED_RETRY_AFTER.total_seconds() / 3600:g} hours after that"
+        )
+    else:
+        when = "the dream tries them again in its next runs"
+    problems = [
+        f"archive/{', '.join(d + '.md' for d in group)}: skipped by the dream after "
+        f"{settings.dream_max_retries} failed attempts, because: {why}. Their facts stay indexed; {when}. "
+        "Fix the cause (the error names it), then let the next dream run, or run `memory-assets dream --force`"
+        for why, group in by_why.items()
+    ]
+    return CheckOutcome(
+        name,
+        passed=False,
+        severity="warn",
+        summary=f"{len(days)} day(s) left unconsolidated by the dream",
+        problems=_capped(problems),
+        metadata={"unconsolidated": len(days)},
+        details=[{"day": d, "why": state.skipped_why.get(d, UNKNOWN_WHY)} for d in days],
+    )
+
+
 def table_bounded(
     store: MemoryStore,
     max_fragments: int = MAX_FRAGMENTS,
@@ -742,6 +783,7 @@ def run_all(settings: Settings, store: MemoryStore, embedder: TextEmbedder) -> l
         ("rows_match_transcripts", lambda: rows_match_transcripts(settings, store)),
         ("facts_accounted_for", lambda: facts_accounted_for(settings, store)),
         ("turns_accounted_for", lambda: turns_accounted_for(settings, store)),
+        ("days_consolidated", lambda: days_consolidated(settings)),
         ("ids_unique", lambda: ids_unique(store)),
         ("no_tombstoned_content", lambda: no_tombstoned_content(settings, store)),
         ("table_bounded", lambda: table_bounded(store, retention_days=settings.version_retention_days)),

@@ -179,10 +179,7 @@ def follow_up(settings: Settings, record: dict[str, Any], now: datetime) -> None
     shown = record.get("confirmations") or {}
     remove_first(settings.confirmations_path, int(shown.get("lines") or 0), str(shown.get("sha256") or ""))
     state = load_dream_state(settings.dream_state_path, settings.log_md, now=now)
-    days = [str(d) for d in record.get("days") or []]
-    if days:
-        state.failures.pop(days[-1], None)
-    state.unconsolidated = [d for d in state.unconsolidated if d not in set(days)]
+    state.folded([str(d) for d in record.get("days") or []])
     mark = record.get("watermark")
     if mark:
         current = read_watermark(settings.log_md)

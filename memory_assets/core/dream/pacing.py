@@ -14,7 +14,11 @@ The existing runner's gates, with its defaults as settings:
   attempts on the same batch (counted in ``dream_state.json``, so restarts do not reset it) the
   batch is skipped: its days are recorded as unconsolidated (their lines stay pending, so they
   keep their index rows) and the watermark moves past them. Once the unconsolidated days alone
-  have failed ``dream_max_retries`` more times, they are not tried again (still indexed);
+  have failed ``dream_max_retries`` more times, the dream gives up on them (still indexed) until
+  their cause may have cleared: the vault changed since (a person fixed a page; ``vault_signature``),
+  or ``SKIPPED_RETRY_AFTER`` has passed (a cause outside the vault: an endpoint down). Then they are
+  tried once more, at once (no time or fact gate: a retry after a fix is not new work to pace),
+  and a failure gives up again (``forced``: ``memory-assets dream --force`` tries them whatever);
 * lint runs only when nothing is pending and a lint is due: never linted, or the last
   ``## [date] lint`` is ``dream_lint_min_days`` old, and no lint attempt in the last 24 hours.
 
@@ -25,8 +29,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 from memory_assets.core.capture.daily_log import list_logs
-from memory_assets.core.knowledge.dream_state import DreamState
+from memory_assets.core.knowledge.dream_state import SKIPPED_RETRY_AFTER, DreamState
 from memory_assets.core.knowledge.folds import Folds, load_folds, unread_fact_lines
+from memory_assets.core.knowledge.vault import vault_signature
 from memory_assets.core.knowledge.watermark import read_last_lint_date, read_watermark
 from memory_assets.core.settings import Settings
 
@@ -45,6 +50,7 @@ class Decision:
     warnings: list[str] = field(default_factory=list)
 
     retrying_skipped: bool = False  # the batch holds only days an earlier skip left unconsolidated
+    retry_round: bool = False  # ... which had been given up on, tried once more (the cause may have cleared)
 
     @property
     def batch_key(self) -> str:
@@ -128,17 +134,27 @@ def _decide(
     fresh = [d for d in sorted(counts) if d not in left]
     skipped = [d for d in sorted(counts) if d in left]
     pending = fresh + skipped
+    again = ""  # why days given up on are tried once more
     if (
         skipped
         and not fresh
         and state.failures.get(f"unconsolidated:{skipped[-1].isoformat()}", 0) >= settings.dream_max_retries
     ):
-        pending = skipped = []  # retried as often as a batch may be: they stay unconsolidated, indexed
+        again = "forced" if force else cause_may_have_cleared(settings, state, now)
+        if not again:
+            pending = skipped = []  # they stay unconsolidated, indexed, until their cause may have cleared
     if pending and not lint_only:
         batch = pending[: settings.dream_max_days]
         facts = sum(counts[d] for d in pending)
         decision = Decision(INGEST, "", batch, pending, facts, watermark, retrying_skipped=not fresh)
         behind = len(fresh) > settings.dream_max_days
+        if again:
+            decision.retry_round = True
+            decision.reason = (
+                f"{len(batch)} skipped day(s) tried once more ({again}); they last failed: "
+                f"{(state.last_failure or {}).get('why') or 'unknown'}"
+            )
+            return decision
         if state.failures.get(decision.batch_key, 0) >= settings.dream_max_retries:
             decision.kind = SKIP
             decision.reason = (
@@ -181,6 +197,25 @@ def _decide(
     return Decision(
         IDLE, lint if not pending else f"{len(pending)} day(s) pending; {lint}", [], pending, 0, watermark
     )
+
+
+def cause_may_have_cleared(settings: Settings, state: DreamState, now: datetime) -> str:
+    """Why days the dream gave up on may fold now ('' when nothing says so): the vault changed
+    since it gave up (its signature), or ``SKIPPED_RETRY_AFTER`` has passed. A state without the
+    record (an older version's) is tried once, and the record is written then."""
+    gave_up = state.gave_up
+    if gave_up is None:
+        return "no record of when they were given up on"
+    if gave_up.get("vault") != vault_signature(settings.notebook_dir):
+        return "the vault changed since they last failed"
+    try:
+        at = datetime.fromisoformat(gave_up["at"])
+    except ValueError:
+        return "the record of when they were given up on cannot be read"
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    if now - at >= SKIPPED_RETRY_AFTER:
+        return f"{SKIPPED_RETRY_AFTER.total_seconds() / 3600:g} hours since they last failed"
+    return ""
 
 
 def _lint_due(settings: Settings, state: DreamState, now: datetime, force: bool) -> str | None:

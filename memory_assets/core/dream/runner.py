@@ -45,9 +45,14 @@ from memory_assets.core.dream.journal import DreamJournal, open_journal
 from memory_assets.core.dream.pacing import IDLE, INGEST, LINT, SKIP, Decision, decide
 from memory_assets.core.durable import LockTimeout, named_lock
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.knowledge.dream_state import DreamState, load_dream_state, save_dream_state
+from memory_assets.core.knowledge.dream_state import (
+    UNKNOWN_WHY,
+    DreamState,
+    load_dream_state,
+    save_dream_state,
+)
 from memory_assets.core.knowledge.folds import ensure_ledger, load_folds, read_records
-from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.knowledge.vault import list_pages, vault_signature
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.settings import Settings
 
@@ -175,7 +180,7 @@ def _skip(
 ) -> DreamResult:
     """Record the batch's days as unconsolidated (their lines stay pending and indexed), move the
     watermark past them with a ``log.md`` entry naming them, and drop the counter."""
-    state.unconsolidated = sorted(set(state.unconsolidated) | set(result.days))
+    state.skipped(result.days)
     state.failures.pop(decision.batch_key, None)
     wm = decision.watermark
     last = decision.days[-1]
@@ -196,6 +201,9 @@ def _ingest(
     result: DreamResult,
 ) -> DreamResult:
     state.last_attempt_at = now
+    if decision.retry_round:  # days given up on, tried once: one failure gives up again
+        state.failures[decision.batch_key] = settings.dream_max_retries - 1
+        state.gave_up = None
     save_dream_state(settings.dream_state_path, state)
     run = new_run_id(now)
     journal = DreamJournal.begin(settings.dream_journal_path, settings.notebook_dir, run)
@@ -222,11 +230,19 @@ def _ingest(
     if verdict is None or verdict.failure:
         result.warnings += journal.rollback()
         journal.close()
-        state.failures[key] = state.failures.get(key, 0) + 1
+        why = result.error or (verdict.failure if verdict else None) or "the run failed"
+        result.failures = state.failed(key, why, now)
+        if decision.retrying_skipped:
+            for day in result.days:  # what stops them now
+                state.skipped_why[day] = why[:500]
+            if result.failures >= settings.dream_max_retries:  # given up until the cause may have cleared
+                state.gave_up = {
+                    "at": now.isoformat(timespec="seconds"),
+                    "vault": vault_signature(settings.notebook_dir),
+                }
         save_dream_state(settings.dream_state_path, state)
         result.ok = False
-        result.failures = state.failures[key]
-        result.reason = result.error or (verdict.failure if verdict else None) or "the run failed"
+        result.reason = why
         result.watermark = wm.isoformat() if wm else None
         return result
     assert batch is not None and outcome is not None
@@ -291,6 +307,10 @@ def next_dream(settings: Settings, now: datetime | None = None) -> dict[str, Any
     return {
         **decision.to_dict(),
         "unconsolidated_days": sorted(state.unconsolidated),
+        "unconsolidated_why": {
+            d: state.skipped_why.get(d, UNKNOWN_WHY) for d in sorted(state.unconsolidated)
+        },
+        "unconsolidated_given_up_at": (state.gave_up or {}).get("at"),
         "failures": dict(state.failures),
         "warnings": state.warnings,
     }

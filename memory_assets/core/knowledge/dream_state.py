@@ -1,13 +1,21 @@
 """``.state/dream_state.json``: the dream's pacing state, persisted (design §4.10).
 
 ``{"version": 1, "failures": {"<batch end>": n}, "last_attempt_at": ISO | null,
-"last_lint_attempt_at": ISO | null, "unconsolidated": ["YYYY-MM-DD", ...]}``
+"last_lint_attempt_at": ISO | null, "unconsolidated": ["YYYY-MM-DD", ...],
+"skipped_why": {"YYYY-MM-DD": "why"}, "last_failure": {"batch", "why", "at"} | null,
+"gave_up": {"at": ISO, "vault": "<vault signature>"} | null}``
 
 Read once per decision and written back atomically on every change, so retry-then-skip works
 across restarts (a counter held in memory would reset on every start, and a batch that failed once
 would then be retried from zero forever).
 ``unconsolidated`` lists the days of batches skipped after ``max_retries`` failures: their rows
 stay in the index (the watermark rule makes an exception for them) until a later dream folds them.
+``skipped_why`` says, for each of them, the error of the last attempt that failed on it (what
+``status`` and ``check`` show); ``last_failure`` is the last failed attempt's, until a run
+succeeds. ``gave_up`` is set when the skipped days, tried alone, failed ``max_retries`` times
+too: when, and the vault's signature then (``vault.vault_signature``). The dream tries them again
+once the vault changed since, or a day later (``pacing.py``). The three keys are optional: a file
+without them (an older version's) reads as none recorded.
 
 An unreadable file is never silently reset to zero: it is reported, kept aside as
 ``dream_state.json.corrupt``, and rebuilt from what the vault shows: ``log.md``'s last ingest
@@ -35,6 +43,9 @@ from memory_assets.core.knowledge.watermark import (
 )
 
 STATE_VERSION = 1
+MAX_WHY_CHARS = 500
+SKIPPED_RETRY_AFTER = timedelta(hours=24)  # days given up on are tried again this long after, at most
+UNKNOWN_WHY = "not recorded (skipped by an older version, or the state file was rebuilt)"
 CLOCK_SLACK = timedelta(minutes=5)  # how far ahead an attempt time may be (clocks of two machines)
 
 
@@ -48,6 +59,9 @@ class DreamState:
     last_attempt_at: datetime | None = None
     last_lint_attempt_at: datetime | None = None
     unconsolidated: list[str] = field(default_factory=list)
+    skipped_why: dict[str, str] = field(default_factory=dict)  # unconsolidated day -> why
+    last_failure: dict[str, str] | None = None  # {"batch", "why", "at"} of the last failed attempt
+    gave_up: dict[str, str] | None = None  # {"at", "vault"}: the skipped days failed alone too
     warnings: list[str] = field(default_factory=list)  # what loading had to report
 
     def to_json(self) -> str:
@@ -58,9 +72,37 @@ class DreamState:
                 "last_attempt_at": _iso(self.last_attempt_at),
                 "last_lint_attempt_at": _iso(self.last_lint_attempt_at),
                 "unconsolidated": sorted(set(self.unconsolidated)),
+                "skipped_why": {
+                    d: w for d, w in sorted(self.skipped_why.items()) if d in self.unconsolidated
+                },
+                "last_failure": self.last_failure,
+                "gave_up": self.gave_up,
             },
             indent=1,
         )
+
+    def failed(self, batch: str, why: str, at: datetime) -> int:
+        """One more failed attempt on ``batch``, for ``why``; the attempts so far."""
+        self.failures[batch] = self.failures.get(batch, 0) + 1
+        self.last_failure = {"batch": batch, "why": why[:MAX_WHY_CHARS], "at": _iso(at) or ""}
+        return self.failures[batch]
+
+    def skipped(self, days: list[str]) -> None:
+        """``days`` left unconsolidated, each with the last failure's reason."""
+        self.unconsolidated = sorted(set(self.unconsolidated) | set(days))
+        why = (self.last_failure or {}).get("why") or "its batch failed max_retries times"
+        for day in days:
+            self.skipped_why[day] = why
+
+    def folded(self, days: list[str]) -> None:
+        """``days`` consolidated: no longer skipped, nor their batch's failures counted."""
+        for key in (days[-1], f"unconsolidated:{days[-1]}") if days else ():
+            self.failures.pop(key, None)
+        self.unconsolidated = [d for d in self.unconsolidated if d not in set(days)]
+        self.skipped_why = {d: w for d, w in self.skipped_why.items() if d in self.unconsolidated}
+        self.last_failure = None
+        if not self.unconsolidated:
+            self.gave_up = None
 
     def unconsolidated_days(self) -> set[date]:
         return {date.fromisoformat(d) for d in self.unconsolidated}
@@ -159,12 +201,23 @@ def _load(path: Path, log_md: Path, repair: bool) -> DreamState:
         return _rebuilt(path, log_md, f"unknown version {version!r}", repair)
     failures = data.get("failures") if isinstance(data.get("failures"), dict) else {}
     days = data.get("unconsolidated") if isinstance(data.get("unconsolidated"), list) else []
+    why = data.get("skipped_why") if isinstance(data.get("skipped_why"), dict) else {}
     return DreamState(
         failures={str(k): int(v) for k, v in failures.items() if isinstance(v, int)},
         last_attempt_at=_when(data.get("last_attempt_at")),
         last_lint_attempt_at=_when(data.get("last_lint_attempt_at")),
         unconsolidated=[d for d in days if isinstance(d, str) and _is_day(d)],
+        skipped_why={str(d): str(w) for d, w in why.items() if isinstance(w, str)},
+        last_failure=_strings(data.get("last_failure"), ("batch", "why", "at")),
+        gave_up=_strings(data.get("gave_up"), ("at", "vault")),
     )
+
+
+def _strings(value: object, keys: tuple[str, ...]) -> dict[str, str] | None:
+    """``value`` when it is an object holding a string under each of ``keys`` (else None)."""
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in keys):
+        return None
+    return {k: str(value[k]) for k in keys}
 
 
 def _is_day(text: str) -> bool:

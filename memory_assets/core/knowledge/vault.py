@@ -1,6 +1,9 @@
-"""The knowledge tier: the notebook vault's layout, its idempotent bootstrap and its page list
-(which never includes a symlinked file leading outside the vault)."""
+"""The knowledge tier: the notebook vault's layout, its idempotent bootstrap, its page list
+(which never includes a symlinked file leading outside the vault) and a signature of its files."""
 
+import hashlib
+import os
+import stat
 from pathlib import Path
 
 ZONES = (
@@ -130,3 +133,30 @@ def outside_link_warning(label: str, path: Path) -> str:
         "dream), so nothing outside the vault becomes searchable. Fix: if the file belongs in "
         "memory, replace the link with a copy of the file; otherwise remove the link."
     )
+
+
+def vault_signature(vault: Path) -> str:
+    """A digest of every file and folder under the vault: each file by name, mode, size and change
+    times, each folder by name and mode (one stat each, nothing read). It changes when a person
+    edits, adds, removes, renames or re-permissions anything there. Hidden entries (the home's
+    ``.state/``, an editor's settings) and the root's navigation files (``log.md``, which every
+    dream run appends to, ``index.md``, ``schema.md``) are left out: the dream's own bookkeeping
+    does not change it."""
+    entries: list[str] = []
+    for folder, dirs, files in os.walk(vault):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = os.path.relpath(folder, vault)
+        for name in dirs + sorted(files):
+            if name.startswith(".") or (rel == "." and name in NAV_FILES):
+                continue
+            try:
+                st = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                entries.append(f"{rel}/{name}\0{st.st_mode}")
+            else:
+                entries.append(
+                    f"{rel}/{name}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+                )
+    return hashlib.sha256("\n".join(entries).encode("utf-8", "surrogateescape")).hexdigest()[:16]

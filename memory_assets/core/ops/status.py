@@ -95,6 +95,8 @@ def _dream_status(settings: Settings, wm_error: str | None = None) -> dict[str, 
         return {
             "pending_days": [],
             "unconsolidated_days": [],
+            "unconsolidated_why": {},
+            "unconsolidated_given_up_at": None,
             "next_dream": {"kind": "refused", "reason": wm_error, "days": []},
             "revisit_queue": revisit_queue(settings, datetime.now(UTC).date()),
         }
@@ -102,6 +104,10 @@ def _dream_status(settings: Settings, wm_error: str | None = None) -> dict[str, 
     return {
         "pending_days": nxt["pending"],
         "unconsolidated_days": nxt["unconsolidated_days"],
+        # why each skipped day was skipped, and when the dream gave up on them (tried again once the
+        # vault changes, or a day later: core/dream/pacing.py)
+        "unconsolidated_why": nxt["unconsolidated_why"],
+        "unconsolidated_given_up_at": nxt["unconsolidated_given_up_at"],
         "next_dream": {"kind": nxt["kind"], "reason": nxt["reason"], "days": nxt["days"]},
         "revisit_queue": revisit_queue(settings, datetime.now(UTC).date()),
     }

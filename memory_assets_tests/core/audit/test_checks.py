@@ -64,6 +64,7 @@ def test_every_check_passes_on_a_healthy_home(settings: Settings, indexer: Index
         "rows_match_transcripts",
         "facts_accounted_for",
         "turns_accounted_for",
+        "days_consolidated",
         "ids_unique",
         "no_tombstoned_content",
         "table_bounded",
@@ -222,7 +223,7 @@ def test_cli_check_exits_0_when_healthy_and_1_naming_the_failing_day(
     home = str(settings.home)
     assert main(["--home", home, "check"]) == 0
     out = capsys.readouterr().out
-    assert out.count("passed") == 10 and "FAILED" not in out  # the nine checks and the legacy one
+    assert out.count("passed") == 11 and "FAILED" not in out  # the ten checks and the legacy one
     assert "passed  legacy_rows_recorded_nowhere_else: no legacy rows" in out
 
     indexer.store.table().delete("content = 'Keeps bees on the roof of the flat'")
@@ -330,7 +331,8 @@ def test_table_bounded_counts_the_versions_its_fix_can_prune(settings: Settings,
     young = table_bounded(indexer.store, max_versions=2, retention_days=settings.version_retention_days)
     assert young.passed and "0 older than the retention" in young.summary
     assert not table_bounded(indexer.store, max_versions=2).passed  # counting every kept version
-    brief = dataclasses.replace(settings, version_retention_days=0.5 / 86400)  # half a second
+    # half a second, and no version kept for readers past it
+    brief = dataclasses.replace(settings, version_retention_days=0.5 / 86400, lane_version_retention_s=0)
     time.sleep(1.0)
     aged = table_bounded(indexer.store, max_versions=2, retention_days=brief.version_retention_days)
     assert not aged.passed and "older than the retention" in aged.problems[0]

@@ -179,6 +179,41 @@ def test_retry_then_skip_keeps_the_days_retrievable(settings: Settings, embedder
     assert indexer.store.count("source_type = 'archive_log'") == 0
 
 
+def test_days_given_up_on_are_tried_again_once_the_vault_changes_or_a_day_later(settings: Settings) -> None:
+    """Skipped days that failed alone ``max_retries`` times too are given up on, with why; they
+    are tried once more (at once, no gate) when the vault changes after that (a person fixed a
+    page), or a day later (a cause outside the vault), or when a person forces a run; a failure
+    gives up again, a success folds them."""
+    days = days_with_facts(settings, TODAY - timedelta(days=2), 2)
+    s = Settings.load(settings.home, env={}, dream_min_facts="1", dream_min_hours="0", dream_max_retries="2")
+    ticks = [run_dream(s, Broken(), now=NOW + timedelta(minutes=n)) for n in range(5)]
+    assert [t.kind for t in ticks] == ["ingest", "ingest", "skip", "ingest", "ingest"]
+    state = load_dream_state(s.dream_state_path, s.log_md)
+    assert state.unconsolidated == [d.isoformat() for d in days] and state.gave_up is not None
+    assert set(state.skipped_why.values()) == {"RuntimeError: the model is down"}
+    later = NOW + timedelta(hours=1)
+    waiting = decide(s, state, now=later)
+    assert waiting.kind != INGEST and not waiting.pending  # given up: nothing changed since
+    assert decide(s, state, now=later, force=True).retry_round  # a person asks
+    # A page edited by a person: tried once more, at once; still failing, given up on again.
+    (s.notebook_dir / "3_Personal").mkdir(parents=True, exist_ok=True)
+    (s.notebook_dir / "3_Personal" / "Notes.md").write_text("- a note\n")
+    retry = decide(s, state, now=later)
+    assert retry.kind == INGEST and retry.retry_round and "the vault changed" in retry.reason
+    again = run_dream(s, Broken(), now=later)
+    assert not again.ok and again.failures == 2
+    state = load_dream_state(s.dream_state_path, s.log_md)
+    assert decide(s, state, now=later + timedelta(minutes=1)).kind != INGEST
+    # A day later: tried once more; this time the model answers and the days fold.
+    next_day = later + timedelta(hours=24)
+    assert "hours since they last failed" in decide(s, state, now=next_day).reason
+    folded = run_dream(s, PageWriter(), now=next_day)
+    assert folded.ok and folded.days == [d.isoformat() for d in days]
+    state = load_dream_state(s.dream_state_path, s.log_md)
+    assert state.unconsolidated == [] and state.skipped_why == {} and state.gave_up is None
+    assert state.failures == {} and state.last_failure is None
+
+
 def test_an_unreadable_state_is_reported_and_rebuilt_from_log_md(settings: Settings) -> None:
     days_with_facts(settings, TODAY - timedelta(days=2), 2)
     append_ingest_entry(settings.log_md, TODAY - timedelta(days=5), TODAY - timedelta(days=6))

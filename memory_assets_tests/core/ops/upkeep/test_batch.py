@@ -153,3 +153,73 @@ def blocking(root: Path, user: str, embedder: Embedder) -> list[tuple[str, str]]
     """The failing checks of error severity on ``user``'s home (``memory-assets check``'s)."""
     home = open_user_home(root, user, embedder=embedder)
     return [(o.name, o.summary) for o in run_all(home.settings, home.store, embedder) if o.blocking]
+
+
+@pytest.mark.slow
+def test_days_skipped_while_a_page_was_broken_are_folded_by_the_next_batch_once_it_is_fixed(
+    root: Path, embedder: Embedder
+) -> None:
+    """Issue 40: bea's ``3_Personal`` page is a directory for several batches. Each batch records
+    her failure and goes on; her batch is retried, then skipped (its days left unconsolidated),
+    then retried alone until it too gives up. ``status`` and ``check`` say which days she skipped
+    and why. Once the page is fixed, the next batch folds every skipped day, and the confirmation
+    lines the skipped runs were shown; ``check`` is green."""
+    from memory_assets.core.audit.checks import days_consolidated
+    from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
+    from memory_assets.core.knowledge.dream_state import load_dream_state
+    from memory_assets.core.ops.status import home_status
+
+    home = open_user_home(root, "bea", embedder=embedder)
+    s = home.settings
+    before = (datetime.now(UTC) - timedelta(days=2)).date()
+    write_facts(s, before, "bea keeps bees on the allotment", "bea reads crime novels")
+    home.indexer.sweep()
+    append_confirmations(
+        s.confirmations_path,
+        [
+            Confirmation(
+                f"2026-12-0{n}T09:00:00+00:00",
+                "bea likes hiking",
+                "bea likes hiking",
+                "archive_log",
+                None,
+                0.97,
+                "c0ffee00",
+            )
+            for n in range(1, 4)
+        ],
+    )
+    page(root, "bea").mkdir(parents=True)  # a directory where her page goes
+    runs = 2 * s.dream_max_retries + 2
+    for n in range(runs):
+        [entry] = run_batch(root, [("bea", Work(dream=True))], holder=f"B{n}", embedder=embedder)
+    assert entry.ok, entry.failed  # given up on: the last batches tried nothing, nothing changed
+    state = load_dream_state(s.dream_state_path, s.log_md)
+    skipped = sorted(state.unconsolidated)
+    assert len(skipped) == 2 and not state.failures.get(skipped[-1])  # skipped, then given up on
+    status = home_status(s, home.store)
+    assert status["unconsolidated_days"] == skipped and status["unconsolidated_given_up_at"]
+    why = status["unconsolidated_why"]
+    assert sorted(why) == skipped, why
+    assert all(w.startswith("IsADirectoryError") and "3_Personal/Preferences.md" in w for w in why.values())
+    warning = days_consolidated(s)
+    assert not warning.passed and warning.severity == "warn"
+    assert all(day in warning.problems[0] for day in skipped) and why[skipped[0]] in warning.problems[0]
+    assert len(s.confirmations_path.read_text().splitlines()) == 3  # shown to failed runs only
+
+    page(root, "bea").rmdir()  # fixed
+    [fixed] = run_batch(root, [("bea", Work(dream=True))], holder="B-fixed", embedder=embedder)
+    assert fixed.ok, fixed.failed
+    state = load_dream_state(s.dream_state_path, s.log_md)
+    assert state.unconsolidated == [] and state.failures == {}
+    text = page(root, "bea").read_text()
+    for fact in (
+        "bea prefers green tea in the morning",
+        "bea likes hiking",
+        "bea keeps bees on the allotment",
+    ):
+        assert fact in text
+    assert s.confirmations_path.read_text() == ""  # folded by the run
+    assert days_consolidated(s).passed
+    outcomes = run_all(s, open_user_home(root, "bea").store, embedder)
+    assert all(o.passed for o in outcomes), [o for o in outcomes if not o.passed]
