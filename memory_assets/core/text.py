@@ -35,6 +35,12 @@ def clean_text(text: object) -> str:
     return "".join(c if c.isprintable() or c in "\n\t" else " " for c in text)
 
 
+def has_words(text: str) -> bool:
+    """Whether ``text`` holds a word: a letter or a digit, of any script (punctuation, symbols and
+    spaces alone are not a statement of anything)."""
+    return any(c.isalnum() for c in text)
+
+
 def excerpt(text: str, limit: int = 200, marker: str = "...") -> str:
     """``text`` on one line (whitespace collapsed), cut after ``limit`` characters with ``marker``:
     for quoting input or a server's answer in a message."""

@@ -9,6 +9,7 @@ reach a log line.
 
 import json
 import logging
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,15 +56,20 @@ def field_problems(errors: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts) + more
 
 
+JSON_FIX = "send a JSON object, encoded in UTF-8, with Content-Type: application/json"
+
+
+def invalid_json(problem: str) -> ApiError:
+    return ApiError(400, "invalid_json", f"the request body is not valid JSON: {problem}", JSON_FIX)
+
+
 def validation_error(errors: Sequence[Mapping[str, Any]]) -> ApiError:
     """A request that did not validate: invalid JSON is a 400, anything else a 422."""
-    if any(err.get("type") == "json_invalid" for err in errors):
-        return ApiError(
-            400,
-            "invalid_json",
-            "the request body is not valid JSON",
-            "send a JSON object with Content-Type: application/json",
-        )
+    for err in errors:
+        if err.get("type") == "json_invalid":
+            loc = err.get("loc") or ()
+            at = f" at character {loc[-1]}" if loc and isinstance(loc[-1], int) else ""
+            return invalid_json(f"{(err.get('ctx') or {}).get('error', 'malformed')}{at}")
     return ApiError(
         422,
         "validation_error",
@@ -83,6 +89,25 @@ HTTP_CODES = {
 }
 
 
+def unparsable_body(cause: BaseException | None) -> ApiError | None:
+    """What a body FastAPI could not read as JSON holds, when the cause says (it raises a generic
+    400 "error parsing the body" for anything but a syntax error)."""
+    if isinstance(cause, UnicodeDecodeError):
+        return invalid_json(
+            f"byte {cause.start} (0x{cause.object[cause.start]:02x}) is not valid UTF-8"
+            if isinstance(cause.object, bytes) and cause.start < len(cause.object)
+            else "it is not valid UTF-8"
+        )
+    if isinstance(cause, RecursionError):
+        return invalid_json(
+            "its arrays and objects nest too deeply to read (the bodies of this API are one object "
+            "whose values are strings, numbers or lists of strings)"
+        )
+    if isinstance(cause, ValueError):
+        return invalid_json("it could not be read")
+    return None
+
+
 def install(app: FastAPI) -> None:
     """Answer every error in the one JSON shape."""
 
@@ -96,15 +121,24 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and (named := unparsable_body(exc.__cause__)) is not None:
+            return named.response()
         code, detail, fix = HTTP_CODES.get(exc.status_code, ("http_error", str(exc.detail), "see /docs"))
         return ApiError(exc.status_code, code, detail, fix, exc.headers).response()
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error(f"{request.method} {request.url.path}: {type(exc).__name__}: {exc}", exc_info=exc)
-        return ApiError(
-            500,
-            "internal_error",
-            f"the server failed ({type(exc).__name__})",
-            "retry; if it persists, the server's log names the cause",
-        ).response()
+        return internal_error(f"{request.method} {request.url.path}", exc).response()
+
+
+def internal_error(what: str, exc: BaseException) -> ApiError:
+    """A failure of the server: logged in full (never a body) under an id the answer names, and
+    answered with that id only: no exception, path or stack of the server reaches a client."""
+    incident = secrets.token_hex(4)
+    log.error(f"{what} failed [{incident}]: {type(exc).__name__}: {exc}", exc_info=exc)
+    return ApiError(
+        500,
+        "internal_error",
+        f"the server failed on this request (incident {incident})",
+        f"retry; if it persists, the server's log names the cause under incident {incident}",
+    )

@@ -10,6 +10,10 @@ Whose memory a call reads or writes is never an argument: ``user_of(ctx)`` decid
 token's user; an admin token or a server without tokens names it with ``/mcp?user=ID``, default
 ``default``); over stdio (``memory-assets mcp --user ID``) it is the user the process was started
 for. A failing call is a tool error whose text holds the error code, what went wrong and the fix.
+
+The arguments follow the REST bodies' rules (``MemoryMCP``): an argument a tool does not take is
+refused (the tools' schemas say ``additionalProperties: false``), and a validation error names
+the arguments and what is wrong with them, never the values sent (they are the caller's words).
 """
 
 from collections.abc import Awaitable, Callable
@@ -18,11 +22,13 @@ from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import Tool as McpTool
+from pydantic import Field, ValidationError
 
 from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.server.config import ServerConfig
-from memory_assets.server.errors import ApiError
+from memory_assets.server.errors import ApiError, field_problems
 from memory_assets.server.schemas import (
     SOURCE_TYPES,
     Category,
@@ -49,6 +55,47 @@ INSTRUCTIONS = (
 )
 
 
+ARGUMENTS_FIX = "correct the named arguments (their types, lengths and ranges are in the tool's input schema)"
+
+
+class MemoryMCP(MCPServer):
+    """The SDK's server, with the REST API's rules for a tool's arguments (module docstring)."""
+
+    _arguments: dict[str, list[str]] | None = None
+
+    async def list_tools(self) -> list[McpTool]:
+        tools = await super().list_tools()
+        return [
+            tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+            for tool in tools
+        ]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if self._arguments is None:
+            self._arguments = {
+                t.name: list(t.input_schema.get("properties", {})) for t in await super().list_tools()
+            }
+        taken = self._arguments.get(name)
+        unknown = sorted(set(arguments) - set(taken)) if taken is not None else []
+        if taken is not None and unknown:
+            shown = ", ".join(repr(a[:40]) for a in unknown[:5])
+            raise ToolError(
+                f"validation_error: {shown}: not an argument of {name} (it takes "
+                f"{', '.join(taken) or 'none'}). Fix: {ARGUMENTS_FIX}"
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):  # pydantic's text quotes the values sent
+                raise ToolError(
+                    f"validation_error: {field_problems(cause.errors())}. Fix: {ARGUMENTS_FIX}"
+                ) from cause
+            raise
+
+
 async def _call(operation: Awaitable[T]) -> T:
     try:
         return await operation
@@ -59,7 +106,7 @@ async def _call(operation: Awaitable[T]) -> T:
 def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> MCPServer:
     f = fields(config)
     # WARNING: the SDK logs a failed call's message at INFO, and ours can quote the caller's text.
-    mcp: MCPServer = MCPServer("memory-assets", instructions=INSTRUCTIONS, log_level="WARNING")
+    mcp: MCPServer = MemoryMCP("memory-assets", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @mcp.tool(
         name="add_memory",
@@ -93,7 +140,7 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
         ),
     )
     async def record_turn(
-        user: Annotated[f.text, Field(description="what the user said")],  # type: ignore[valid-type]
+        user: Annotated[f.said, Field(description="what the user said")],  # type: ignore[valid-type]
         ctx: Context,
         assistant: Annotated[f.optional_text, Field(description="what you answered")] = "",  # type: ignore[valid-type]
         chat_id: ChatId = "default",

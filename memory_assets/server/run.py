@@ -18,6 +18,7 @@ import uvicorn
 
 from memory_assets.core.ops.users import check_user_id
 from memory_assets.server.config import ServerConfig
+from memory_assets.server.protocol import http_protocol
 
 log = logging.getLogger("memory_assets.server")
 
@@ -35,7 +36,15 @@ def serve(config: ServerConfig) -> None:
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(app, host=config.host, port=config.port, log_level="info", workers=1, lifespan="on")
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        log_level="info",
+        workers=1,
+        lifespan="on",
+        http=http_protocol(),  # a request uvicorn cannot parse is answered in JSON too
+    )
 
 
 def run_stdio(config: ServerConfig, user_id: str) -> None:

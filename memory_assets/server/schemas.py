@@ -3,21 +3,36 @@
 Built from the server's limits (``ServerConfig``), so the OpenAPI document and the tools' JSON
 schemas state the real bounds. Every model refuses unknown fields and wrong types (strict: a
 number is not a string, ``"5"`` is not a number), so such a request is a 422 naming the field.
-Text fields have a length bound and refuse NUL characters; dates are ISO strings
-(``YYYY-MM-DD``), a turn's time an ISO date-time (UTC when it has no offset), read by the core's
-own rule (``turn_time``).
+Text fields have a length bound and refuse NUL characters; what a user said must hold more
+than whitespace. Dates are ISO dates written out (``YYYY-MM-DD``; the basic form ``20261206``
+is refused, it reads too easily as something else); a turn's time is an ISO date-time (UTC when
+it has no offset), read by the core's own rule (``turn_time``).
+
+The time window: a turn's ``at`` and a search's ``today`` fall between ``EARLIEST`` (2000-01-01,
+UTC) and a day past now (``FUTURE_SLACK``, the transcripts' own allowance for two machines'
+clocks). A date outside it is a mistake a client makes (a zero date, a year typed wrong, a
+timestamp read in the wrong unit), and writing it would open a daily log for that day; ``since``,
+``until`` and a forgotten ``day`` only filter, and take any date of the years 1-9999.
 """
 
+import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from memory_assets.core.capture.transcripts import FUTURE_SLACK
+from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.extraction import turn_time
 from memory_assets.server.config import ServerConfig
 
 AT_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})?)?"
+)
 PAGE_LIMIT_CAP = 100
 CURSOR_CHARS = 512
 CHAT_ID_CHARS = 200
@@ -36,25 +51,63 @@ def no_nul(value: str) -> str:
     return value
 
 
+def said(value: str) -> str:
+    """What a user said: more than whitespace (and control characters, which are kept as spaces)."""
+    if not clean_text(value).strip():
+        raise ValueError("holds only whitespace; give what was said (at least one visible character)")
+    return value
+
+
 def iso_date(value: str) -> date:
+    if _DATE.fullmatch(value) is None:
+        raise ValueError("is not an ISO date written YYYY-MM-DD (e.g. 2026-12-06)")
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise ValueError("is not an ISO date (YYYY-MM-DD)") from None
+        raise ValueError("is not a date of the calendar (YYYY-MM-DD)") from None
+
+
+def window() -> str:
+    """The time window a turn's time and a search's day must fall in, as the errors name it."""
+    latest = (datetime.now(UTC) + FUTURE_SLACK).date()
+    return f"from {EARLIEST.date()} to {latest} (UTC; a day past today at most)"
+
+
+def in_window(value: datetime) -> datetime:
+    if not EARLIEST <= value <= datetime.now(UTC) + FUTURE_SLACK:
+        raise ValueError(f"is outside the window this server accepts: give a time {window()}")
+    return value
 
 
 def iso_time(value: str) -> datetime:
+    if _DATE_TIME.fullmatch(value) is None:
+        raise ValueError(f"is not an ISO date-time ({AT_FORMAT})")
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"is not an ISO date-time ({AT_FORMAT})") from None
-    return turn_time(parsed)  # a ValueError names the years 1-9999 in UTC
+        raise ValueError(f"is not a date-time of the calendar ({AT_FORMAT})") from None
+    return in_window(turn_time(parsed))  # turn_time's ValueError names the years 1-9999 in UTC
+
+
+def recent_day(value: date) -> date:
+    """A search's ``today``: a day within the window (relative dates are counted from it)."""
+    if not EARLIEST.date() <= value <= (datetime.now(UTC) + FUTURE_SLACK).date():
+        raise ValueError(f"is outside the window this server accepts: give a day {window()}")
+    return value
 
 
 IsoDate = Annotated[
     str,
     Field(max_length=10, json_schema_extra={"format": "date"}, description="YYYY-MM-DD"),
     AfterValidator(iso_date),
+]
+Today = Annotated[
+    str,
+    Field(
+        max_length=10, json_schema_extra={"format": "date"}, description="YYYY-MM-DD, 2000-01-01 to tomorrow"
+    ),
+    AfterValidator(iso_date),
+    AfterValidator(recent_day),
 ]
 IsoTime = Annotated[
     str,
@@ -75,6 +128,7 @@ class Fields:
     """The bounded field types of one server (its limits baked in)."""
 
     text: Any  # a text field: 1..max_text_chars characters, no NUL
+    said: Any  # what a user said: a text holding more than whitespace
     optional_text: Any  # the same, may be empty
     limit: Any  # a search's limit: 1..max_search_limit
     context: Any  # neighbouring lines: 0..max_context
@@ -85,6 +139,7 @@ def fields(config: ServerConfig) -> Fields:
     n = config.max_text_chars
     return Fields(
         text=Annotated[str, Field(min_length=1, max_length=n), AfterValidator(no_nul)],
+        said=Annotated[str, Field(min_length=1, max_length=n), AfterValidator(no_nul), AfterValidator(said)],
         optional_text=Annotated[str, Field(max_length=n), AfterValidator(no_nul)],
         limit=Annotated[int, Field(ge=1, le=config.max_search_limit)],
         context=Annotated[int, Field(ge=0, le=config.max_context)],
@@ -112,7 +167,7 @@ def bodies(config: ServerConfig) -> Bodies:
     class TurnIn(Strict):
         """One conversation turn: what the user said, and what the assistant answered (context only)."""
 
-        user: f.text  # type: ignore[valid-type]
+        user: f.said  # type: ignore[valid-type]
         assistant: f.optional_text = ""  # type: ignore[valid-type]
         chat_id: ChatId = "default"
         at: IsoTime | None = None
@@ -137,7 +192,13 @@ def bodies(config: ServerConfig) -> Bodies:
         source_types: Annotated[list[SourceType], Field(max_length=SOURCE_TYPES)] | None = None
         # The day relative dates in the query ("last week") and the recency of facts are measured
         # from (default: today, UTC): a replayed conversation asks as of its own day.
-        today: IsoDate | None = None
+        today: Today | None = None
+
+        @model_validator(mode="after")
+        def ordered(self) -> "SearchIn":
+            if self.since is not None and self.until is not None and self.since > self.until:  # type: ignore[operator]
+                raise ValueError("since is after until; give since on or before until")
+            return self
 
     class TextIn(Strict):
         """What to forget (or bring back): a fact's text (matched whole, case and spacing aside;

@@ -5,6 +5,7 @@ isolation between users, the tokens, and bad input (none of it a 500)."""
 import http.client
 import json
 import signal
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -264,52 +265,147 @@ def raw(
     return response
 
 
+DEEP = b'{"user": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # 200 kB, within the body limit
+
+# (route, body, status, code, what the detail names: the field, or the problem)
 BAD_BODIES = [
-    ("turns", b'{"user": "x"', 400, "invalid_json"),
-    ("turns", b"not json at all", 400, "invalid_json"),
-    ("turns", b'{"user": 5}', 422, "validation_error"),
-    ("turns", b'{"user": "hi", "bogus": 1}', 422, "validation_error"),
-    ("turns", b"{}", 422, "validation_error"),
-    ("turns", b"[]", 422, "validation_error"),
-    ("turns", b'{"user": "a\\u0000b"}', 422, "validation_error"),
-    ("turns", b'{"user": "hi", "chat_id": "c\\u0000"}', 422, "validation_error"),
-    ("turns", b'{"user": "hi", "at": "yesterday"}', 422, "validation_error"),
-    ("turns", b'{"user": "hi", "at": "9999-12-31T23:59:59-05:00"}', 422, "validation_error"),
-    ("turns", b'{"user": "hi", "at": 1700000000}', 422, "validation_error"),
-    ("turns", json.dumps({"user": "x" * (MAX_TEXT + 1)}).encode(), 422, "validation_error"),
-    ("memories", b'{"text": "x", "importance": "high"}', 422, "validation_error"),
-    ("memories", b'{"text": "x", "importance": 1.5}', 422, "validation_error"),
-    ("memories", b'{"text": "x", "category": "astrology"}', 422, "validation_error"),
-    ("memories", b'{"text": "   "}', 422, "invalid_value"),
-    ("search", b'{"query": "x", "limit": "5"}', 422, "validation_error"),
-    ("search", b'{"query": "x", "limit": 101}', 422, "validation_error"),
-    ("search", b'{"query": "x", "limit": 0}', 422, "validation_error"),
-    ("search", b'{"query": "x", "context": 6}', 422, "validation_error"),
-    ("search", b'{"query": "x", "since": "2026-13-01"}', 422, "validation_error"),
-    ("search", b'{"query": "x", "source_types": ["email"]}', 422, "validation_error"),
-    ("search", b'{"query": ""}', 422, "validation_error"),
-    ("forget", b'{"text": null}', 422, "validation_error"),
-    ("unforget", b'{"text": ["a"]}', 422, "validation_error"),
+    ("turns", b'{"user": "x"', 400, "invalid_json", "character 12"),
+    ("turns", b"not json at all", 400, "invalid_json", "Expecting value"),
+    ("turns", b'{"user": "\xff\xfe caf\xe9"}', 400, "invalid_json", "UTF-8"),
+    ("turns", DEEP, 400, "invalid_json", "nest too deeply"),
+    ("turns", b'{"user": 5}', 422, "validation_error", "user:"),
+    ("turns", b'{"user": "hi", "bogus": 1}', 422, "validation_error", "bogus:"),
+    ("turns", b"{}", 422, "validation_error", "user: Field required"),
+    ("turns", b"[]", 422, "validation_error", "body:"),
+    ("turns", b'{"user": "a\\u0000b"}', 422, "validation_error", "user:"),
+    ("turns", b'{"user": " \\n\\t  "}', 422, "validation_error", "user: Value error, holds only whitespace"),
+    (
+        "turns",
+        b'{"user": "\\u0001\\u200b"}',
+        422,
+        "validation_error",
+        "user: Value error, holds only whitespace",
+    ),
+    ("turns", b'{"user": "hi", "chat_id": "c\\u0000"}', 422, "validation_error", "chat_id:"),
+    ("turns", b'{"user": "hi", "at": "yesterday"}', 422, "validation_error", "at:"),
+    ("turns", b'{"user": "hi", "at": "9999-12-31T23:59:59-05:00"}', 422, "validation_error", "at:"),
+    ("turns", b'{"user": "hi", "at": 1700000000}', 422, "validation_error", "at:"),
+    (
+        "turns",
+        b'{"user": "hi", "at": "1970-01-01"}',
+        422,
+        "validation_error",
+        "at: Value error, is outside the window this server accepts: give a time from 2000-01-01 to",
+    ),
+    (
+        "turns",
+        b'{"user": "hi", "at": "2099-01-01T10:00"}',
+        422,
+        "validation_error",
+        "at: Value error, is outside the window",
+    ),
+    (
+        "turns",
+        b'{"user": "hi", "at": "20261206"}',
+        422,
+        "validation_error",
+        "at: Value error, is not an ISO date-time",
+    ),
+    ("turns", json.dumps({"user": "x" * (MAX_TEXT + 1)}).encode(), 422, "validation_error", "user:"),
+    ("memories", b'{"text": "x", "importance": "high"}', 422, "validation_error", "importance:"),
+    ("memories", b'{"text": "x", "importance": 1.5}', 422, "validation_error", "importance:"),
+    ("memories", b'{"text": "x", "category": "astrology"}', 422, "validation_error", "category:"),
+    ("memories", b'{"text": "   "}', 422, "invalid_value", "text: a memory needs at least one word"),
+    ("memories", b'{"text": "!!! ... ???"}', 422, "invalid_value", "text: a memory needs at least one word"),
+    (
+        "memories",
+        b'{"text": "x", "at": "0001-01-01"}',
+        422,
+        "validation_error",
+        "at: Value error, is outside the window",
+    ),
+    ("search", b'{"query": "x", "limit": "5"}', 422, "validation_error", "limit:"),
+    ("search", b'{"query": "x", "limit": 101}', 422, "validation_error", "limit:"),
+    ("search", b'{"query": "x", "limit": 0}', 422, "validation_error", "limit:"),
+    ("search", b'{"query": "x", "context": 6}', 422, "validation_error", "context:"),
+    ("search", b'{"query": "x", "since": "2026-13-01"}', 422, "validation_error", "since:"),
+    (
+        "search",
+        b'{"query": "x", "since": "20261206"}',
+        422,
+        "validation_error",
+        "since: Value error, is not an ISO date written YYYY-MM-DD",
+    ),
+    (
+        "search",
+        b'{"query": "x", "since": "2026-12-06", "until": "2026-12-01"}',
+        422,
+        "validation_error",
+        "since is after until",
+    ),
+    (
+        "search",
+        b'{"query": "x", "today": "0001-01-01"}',
+        422,
+        "validation_error",
+        "today: Value error, is outside the window",
+    ),
+    (
+        "search",
+        b'{"query": "last week", "today": "9999-12-31"}',
+        422,
+        "validation_error",
+        "today: Value error, is outside the window",
+    ),
+    ("search", b'{"query": "x", "source_types": ["email"]}', 422, "validation_error", "source_types.0:"),
+    ("search", b'{"query": ""}', 422, "validation_error", "query:"),
+    ("forget", b'{"text": null}', 422, "validation_error", "give exactly one of text, chat_id and day"),
+    ("forget", b'{"day": "20261206"}', 422, "validation_error", "day: Value error, is not an ISO date"),
+    ("unforget", b'{"text": ["a"]}', 422, "validation_error", "text:"),
 ]
 
 
-@pytest.mark.parametrize(("route", "body", "status", "code"), BAD_BODIES)
+@pytest.mark.parametrize(("route", "body", "status", "code", "named"), BAD_BODIES)
 def test_bad_bodies_are_named_never_a_500(
-    server: Server, tokens: dict[str, Any], route: str, body: bytes, status: int, code: str
+    server: Server, tokens: dict[str, Any], route: str, body: bytes, status: int, code: str, named: str
 ) -> None:
     headers = {"Authorization": f"Bearer {tokens['alice']}", "Content-Type": "application/json"}
-    before = (
-        facts_in_logs(server.root, "alice")
-        if user_settings(server.root, "alice").archive_dir.exists()
-        else []
-    )
-    expect_error(raw(server, "POST", f"/v1/users/alice/{route}", body, headers), status, code)
-    after = (
-        facts_in_logs(server.root, "alice")
-        if user_settings(server.root, "alice").archive_dir.exists()
-        else []
-    )
-    assert after == before  # nothing written
+    before = written(server.root, "alice")
+    answer = raw(server, "POST", f"/v1/users/alice/{route}", body, headers)
+    detail = expect_error(answer, status, code)["detail"]
+    assert named in detail, detail
+    for value in (b"astrology", b"yesterday", b"high", b"20261206", b"1700000000", b"0001-01-01"):
+        assert value not in body or value.decode() not in detail, detail  # the value sent is never echoed
+    assert written(server.root, "alice") == before  # nothing written
+
+
+def written(root: Path, user: str) -> dict[str, bytes]:
+    """Every file of the user's home but its index and its locks, with its bytes: what a refused
+    request must leave as it was."""
+    home = user_settings(root, user).home
+    if not home.is_dir():
+        return {}
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and "index" not in p.relative_to(home).parts[:1] and "recall" not in p.name
+    }
+
+
+def test_a_nul_in_a_header_is_answered_in_json(server: Server) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(
+            b"GET /v1/users/alice/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Authorization: Bearer abc\x00def\r\n\r\n"
+        )
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+    assert b"application/json" in head.lower()
+    parsed = json.loads(body)
+    assert parsed["error"] == "invalid_request" and "NUL" in parsed["detail"] and parsed["fix"]
 
 
 def test_bad_paths_sizes_and_readers(server: Server, tokens: dict[str, Any]) -> None:
@@ -446,3 +542,50 @@ def test_mcp_over_http_refuses_what_rest_refuses(
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     with httpx.Client(base_url=server.url, timeout=60) as client:
         expect_error(client.post(f"/mcp{query}", json=request, headers=headers), status, code)
+
+
+def test_mcp_refuses_unknown_arguments_and_never_echoes_a_value(
+    server: Server, tokens: dict[str, Any]
+) -> None:
+    secret = "sekrit-value-9931"
+
+    async def scenario() -> None:
+        async with call(server, tokens["alice"]) as alice:
+            listed = await alice.list_tools()
+            assert all(t.input_schema.get("additionalProperties") is False for t in listed.tools)
+            refused = {
+                "'bogus': not an argument of add_memory": (
+                    "add_memory",
+                    {"text": "Plays the oboe", "bogus": secret},
+                ),
+                "since: String should have at most 10 characters": (
+                    "search_memory",
+                    {"query": "x", "since": secret},
+                ),
+                "importance: Input should be a valid number": (
+                    "add_memory",
+                    {"text": "x", "importance": secret},
+                ),
+                "chat_id: String should have at most": (
+                    "record_turn",
+                    {"user": "hi", "chat_id": secret * 40},
+                ),
+                "user: Value error, holds only whitespace": ("record_turn", {"user": " \n "}),
+                "at: Value error, is outside the window": (
+                    "record_turn",
+                    {"user": "I like tea.", "at": "1970-01-01"},
+                ),
+                "invalid_value: text: a memory needs at least one word": (
+                    "add_memory",
+                    {"text": "!!! ... ???"},
+                ),
+            }
+            for named, (tool, arguments) in refused.items():
+                answer = await alice.call_tool(tool, arguments)
+                text = text_of(answer)
+                assert answer.is_error and named in text and "Fix:" in text, (tool, text)
+                assert secret not in text, text
+
+    before = written(server.root, "alice")
+    anyio.run(scenario)
+    assert written(server.root, "alice") == before

@@ -29,8 +29,11 @@ def test_an_importance_outside_zero_to_one_is_refused(importance: float) -> None
 
 
 def test_a_text_without_words_is_refused_and_the_category_defaults_to_general() -> None:
-    with pytest.raises(ValueError, match="at least one word"):
-        memory_turn(" \n\t ")
+    for wordless in (" \n\t ", "!!! ... ???", "-- * --", "\u2014 \u2026"):
+        with pytest.raises(ValueError, match="at least one word"):
+            memory_turn(wordless)
+    for worded in ("42", "\u00e9t\u00e9!", "\u6771\u4eac"):  # a digit, or a letter of any script, is a word
+        assert memory_turn(worded)[1].facts[0].content == worded
     turn, given = memory_turn("Owns a red canoe", chat_id="c1")
     [fact] = given.facts
     assert (fact.category, fact.importance, turn.chat_id) == ("general", 0.5, "c1")
