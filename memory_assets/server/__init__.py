@@ -10,8 +10,11 @@ under the root (``core/ops/users.py``), opened on first use and kept in a bounde
   file, the limits.
 * ``auth.py``: the token file (a token's hash -> one user or admin) and who may reach what.
 * ``errors.py``: every error as JSON ``{error, detail, fix}``.
-* ``limits.py``: the ASGI guards in front of everything: body size, requests in flight, and
-  the loopback guard of a server without tokens.
+* ``limits.py``: the ASGI guards in front of everything: the token checked before anything is
+  held, requests in flight per client and in all, the body's size and time limit, and the
+  loopback guard of a server without tokens.
+* ``streams.py``: the MCP event streams (``GET /mcp``), a bounded pool per user.
+* ``protocol.py``: uvicorn's HTTP protocols, answering a request they cannot parse in JSON.
 * ``homes.py``: the bounded cache of open homes, and each user's write lane (writes of one user
   go one group at a time, through the core's locks; different users write in parallel).
 * ``service.py``: the operations both faces share, run off the event loop.

@@ -32,6 +32,7 @@ from pathlib import Path
 from memory_assets.core.durable import file_lock, stat_signature, write_atomic
 from memory_assets.core.ops.users import UserIdError, check_user_id
 from memory_assets.core.settings import SettingsError
+from memory_assets.server.errors import ApiError
 
 ADMIN = "admin"
 USER_PREFIX = "user:"
@@ -56,6 +57,7 @@ class Principal:
 
 
 OPEN = Principal(None, admin=True)  # a loopback server without tokens: every caller may do anything
+PRINCIPAL_KEY = "memory_principal"  # where the admission guard leaves who the caller is (scope["state"])
 
 
 def hash_token(token: str) -> str:
@@ -159,3 +161,29 @@ def add_token(path: Path, user: str | None, admin: bool = False) -> str:
         write_atomic(path, json.dumps(data, indent=2) + "\n")
         path.chmod(0o600)
     return token
+
+
+def principal_of(tokens: TokenFile | None, authorization: str | None) -> Principal:
+    """Who the caller is: anyone on a server without tokens, else the bearer token's principal."""
+    if tokens is None:
+        return OPEN
+    challenge = {"WWW-Authenticate": "Bearer"}
+    if not authorization:
+        raise ApiError(
+            401,
+            "missing_token",
+            "this server needs a token",
+            "send the header Authorization: Bearer <token> (a token made by `memory-assets token`)",
+            challenge,
+        )
+    scheme, _, token = authorization.partition(" ")
+    principal = tokens.lookup(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+    if principal is None:
+        raise ApiError(
+            401,
+            "invalid_token",
+            "the token is not one this server knows",
+            "send Authorization: Bearer <token> with a token listed in the server's token file",
+            challenge,
+        )
+    return principal

@@ -36,6 +36,11 @@ class ServerConfig:
     max_search_limit: int = SEARCH_LIMIT_CAP
     max_context: int = CONTEXT_CAP
     max_in_flight: int = 64  # requests being served at once; past it a 503 with Retry-After
+    max_in_flight_per_client: int = 16  # of one client (a token's user, or an address); past it a 429
+    body_timeout_s: float = 10.0  # a request body not all there this long after the request began: 408
+    max_streams_per_user: int = 4  # MCP event streams (GET /mcp) one user holds; a newer closes the oldest
+    max_streams: int = 256  # MCP event streams in all; past it a 503
+    stream_idle_s: float = 300.0  # an event stream that carried nothing this long is closed
     max_homes: int = 128  # homes kept open, least recently used closed first
     workers: int = 8  # threads running the core's work (model, LanceDB, files)
     batch_turns: int = 16  # turns of one user written as one group at most
@@ -84,6 +89,11 @@ class ServerConfig:
             max_search_limit=_capped(env, "MEMORY_SERVER_MAX_SEARCH_LIMIT", SEARCH_LIMIT_CAP),
             max_context=_capped(env, "MEMORY_SERVER_MAX_CONTEXT", CONTEXT_CAP),
             max_in_flight=_number(env, {}, "MEMORY_SERVER_MAX_IN_FLIGHT", 64, int),
+            max_in_flight_per_client=_number(env, {}, "MEMORY_SERVER_MAX_IN_FLIGHT_PER_CLIENT", 16, int),
+            body_timeout_s=_number(env, {}, "MEMORY_SERVER_BODY_TIMEOUT_S", 10.0, float),
+            max_streams_per_user=_number(env, {}, "MEMORY_SERVER_MAX_STREAMS_PER_USER", 4, int),
+            max_streams=_number(env, {}, "MEMORY_SERVER_MAX_STREAMS", 256, int),
+            stream_idle_s=_number(env, {}, "MEMORY_SERVER_STREAM_IDLE_S", 300.0, float),
             max_homes=_number(env, {}, "MEMORY_SERVER_MAX_HOMES", 128, int),
             workers=_number(env, {}, "MEMORY_SERVER_WORKERS", 8, int),
             batch_turns=_number(env, {}, "MEMORY_SERVER_BATCH_TURNS", 16, int),

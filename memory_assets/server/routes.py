@@ -16,37 +16,11 @@ from fastapi.responses import JSONResponse
 
 from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_id
-from memory_assets.server.auth import OPEN, Principal, TokenFile
+from memory_assets.server.auth import PRINCIPAL_KEY, Principal, TokenFile, principal_of
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
 from memory_assets.server.schemas import SOURCE_TYPES, Cursor, IsoDate, RowId, SourceType, bodies, fields
 from memory_assets.server.service import MemoryService
-
-
-def principal_of(tokens: TokenFile | None, authorization: str | None) -> Principal:
-    """Who the caller is: anyone on a server without tokens, else the bearer token's principal."""
-    if tokens is None:
-        return OPEN
-    challenge = {"WWW-Authenticate": "Bearer"}
-    if not authorization:
-        raise ApiError(
-            401,
-            "missing_token",
-            "this server needs a token",
-            "send the header Authorization: Bearer <token> (a token made by `memory-assets token`)",
-            challenge,
-        )
-    scheme, _, token = authorization.partition(" ")
-    principal = tokens.lookup(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
-    if principal is None:
-        raise ApiError(
-            401,
-            "invalid_token",
-            "the token is not one this server knows",
-            "send Authorization: Bearer <token> with a token listed in the server's token file",
-            challenge,
-        )
-    return principal
 
 
 def reach(principal: Principal, user_id: str) -> str:
@@ -71,7 +45,12 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
 
     # async: FastAPI runs a plain def dependency on a worker thread, a hop each request would pay
     async def caller(request: Request) -> Principal:
-        return principal_of(tokens, request.headers.get("authorization"))
+        known = request.scope.get("state", {}).get(PRINCIPAL_KEY)  # the admission guard's answer
+        return (
+            known
+            if isinstance(known, Principal)
+            else principal_of(tokens, request.headers.get("authorization"))
+        )
 
     async def user(user_id: str, principal: Annotated[Principal, Depends(caller)]) -> str:
         return reach(principal, user_id)

@@ -52,11 +52,32 @@ def test_settings_come_from_the_environment_within_their_caps(tmp_path: Path) ->
         4096,
     )
     assert config.catch_up is False and config.max_context == 5
+    limits = ServerConfig.load(
+        root=tmp_path,
+        env={
+            "MEMORY_SERVER_MAX_IN_FLIGHT_PER_CLIENT": "3",
+            "MEMORY_SERVER_BODY_TIMEOUT_S": "2.5",
+            "MEMORY_SERVER_MAX_STREAMS_PER_USER": "2",
+            "MEMORY_SERVER_MAX_STREAMS": "10",
+            "MEMORY_SERVER_STREAM_IDLE_S": "30",
+        },
+    )
+    assert (
+        limits.max_in_flight_per_client,
+        limits.body_timeout_s,
+        limits.max_streams_per_user,
+        limits.max_streams,
+        limits.stream_idle_s,
+    ) == (3, 2.5, 2, 10, 30.0)
     assert ServerConfig.load(root=tmp_path, port=8123, env={"MEMORY_SERVER_PORT": "9000"}).port == 8123
     for name, value, problem in (
         ("MEMORY_SERVER_MAX_SEARCH_LIMIT", "101", "above 100"),
         ("MEMORY_SERVER_MAX_CONTEXT", "6", "above 5"),
         ("MEMORY_SERVER_MAX_IN_FLIGHT", "0", "must be positive"),
+        ("MEMORY_SERVER_MAX_IN_FLIGHT_PER_CLIENT", "0", "must be positive"),
+        ("MEMORY_SERVER_BODY_TIMEOUT_S", "inf", "not a finite number"),
+        ("MEMORY_SERVER_MAX_STREAMS_PER_USER", "-1", "must be positive"),
+        ("MEMORY_SERVER_STREAM_IDLE_S", "0", "must be positive"),
         ("MEMORY_SERVER_WORKERS", "nan", "not a int"),
         ("MEMORY_SERVER_PORT", "70000", "not a TCP port"),
     ):
