@@ -323,6 +323,61 @@ def legacy_export_and_apply(settings: Settings, defs: object, instance: object, 
     return refused.success is False and exported.success and dry.success
 
 
+PRIVATE = "My passport number is XK7741239 and I live in Lisbon."
+PRIVATE_NUMBER = "XK7741239"
+
+
+def forget_and_erase(home: Home, today: date) -> bool:
+    """A person's two requests: forget (hidden from everything served, the markdown keeps it) and
+    erase (every byte gone), each with its answer; the legacy backup goes first (erase cannot
+    rewrite a copy of the index and says so)."""
+    from memory_assets.core.erase import Request, erase
+    from memory_assets.core.legacy.backup import forget_backup, list_backups
+    from memory_assets.core.reconcile import forget
+    from memory_assets.core.write_path.extraction import Turn
+    from memory_assets.core.write_path.extractor_choice import make_extractor
+    from memory_assets.core.write_path.process import process_turn
+
+    settings = home.settings
+    print("forget and erase (a person's right):")
+    process_turn(
+        Turn(user=PRIVATE, chat_id="demo-privacy"),
+        settings,
+        extractor=make_extractor(settings),
+        store=home.store,
+        embedder=home.write_path_embedder(),
+    )
+    hidden = forget(settings, home.indexer, PRIVATE_NUMBER)
+    shown = [
+        h
+        for h in search(home.store, "passport number", embedder=home.embedder, settings=settings)
+        if PRIVATE_NUMBER in h.content
+    ]
+    print(
+        f"  forget {PRIVATE_NUMBER!r}: {hidden['rows_deleted']} row(s) hidden, {hidden['turns_hidden']} turn(s), "
+        f"{hidden['memory_md_lines_removed']} MEMORY.md line(s); search now serves it {len(shown)} time(s); "
+        "the daily log still holds it (unforget brings it back)"
+    )
+    for backup in list_backups(settings):
+        forget_backup(settings, backup["backup"], remove_copy=True)
+        print(f"  legacy backup {backup['backup']} removed first (erase cannot rewrite a copy of the index)")
+    plan = erase(settings, home.indexer, Request(text=PRIVATE_NUMBER))
+    print(f"  erase {PRIVATE_NUMBER!r}, the plan (nothing changed yet): {plan['would_remove']}")
+    receipt = erase(settings, home.indexer, Request(text=PRIVATE_NUMBER), confirm=True)
+    places = sum(len(v) for v in receipt["changed"].values())
+    print(
+        f"  erase --yes: receipt {receipt['id']}: {places} file(s) rewritten, index versions pruned, "
+        f"complete={receipt['complete']} (kept without the text in notebook/.state/erasures.jsonl)"
+    )
+    left = [
+        p
+        for p in settings.home.rglob("*")
+        if p.is_file() and PRIVATE_NUMBER.lower().encode() in p.read_bytes().lower()
+    ]
+    print(f"  files under the home that still hold it: {len(left)}")
+    return receipt["complete"] and not left and not shown
+
+
 def main() -> int:
     os.environ.setdefault("LANCEDB_LOG", "error")
     settings = Settings.load()
@@ -449,6 +504,8 @@ def main() -> int:
     outcomes = [*run_all(settings, store, embedder), recorded_nowhere_else(settings)]
     for outcome in outcomes:
         print(f"  {'passed' if outcome.passed else 'FAILED'}  {outcome.name}: {outcome.summary}")
+    if not forget_and_erase(home, today):
+        return 1
     print("one writer per file:")
     race()
     print("browse the runs, materialisations and checks with: make ui")

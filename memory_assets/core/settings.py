@@ -112,6 +112,11 @@ class Settings:
         return self.state_dir / "tombstones.jsonl"
 
     @property
+    def erase_journal_path(self) -> Path:
+        """``.state/erase_journal.json``: an erase in progress (``core/erase/journal.py``)."""
+        return self.state_dir / "erase_journal.json"
+
+    @property
     def recall_log_path(self) -> Path:
         return self.state_dir / "recall_log.jsonl"
 

@@ -434,9 +434,15 @@ def _forgotten_served(settings: Settings, tombs: Tombstones) -> list[str]:
     """The served places besides the rows that hold a forgotten or erased text, each named by its
     file and line (never by the text): MEMORY.md's generated zone (in every prompt), and the
     per-turn refresh's kept candidates (what its next write reads)."""
-    if not tombs:
-        return []
     problems: list[str] = []
+    journal = settings.erase_journal_path
+    if journal.exists():
+        problems.append(
+            f"notebook/.state/{journal.name}: an erase was started and not finished (killed, or the disk "
+            "filled): what it erases may still be in files and served. Fix: run `memory-assets erase --resume`"
+        )
+    if not tombs:
+        return problems
     view = read_zones(settings.memory_md_path)
     if view.generated:
         lines = [

@@ -2,7 +2,7 @@
 
 Two pure measurements and their report (no Dagster, no LanceDB; the caller reads the rows):
 
-* :func:`measure_redundancy` - the index table of the dedup measurement (design §5.10): per write
+* :func:`measure_redundancy` - the index table of the dedup measurement (design §5.11): per write
   path, the share of rows whose embedding has cosine >= t with some *earlier* row (earlier =
   ordered by ``(fact_date, id)``), within the row's own write path and across all paths. Exact,
   computed by blocked matrix products with bounded memory.
@@ -668,7 +668,7 @@ def _percent(rate: float) -> str:
 
 
 def markdown_table(report: dict[str, Any]) -> str:
-    """The write-path table of the dedup measurement (design §5.10), then the backlog figures."""
+    """The write-path table of the dedup measurement (design §5.11), then the backlog figures."""
     keys = [k for k in report["across_write_paths"] if k != "rows"]
     lines = [
         "| write path | rows | " + " | ".join(f"≥{k}" for k in keys) + " |",

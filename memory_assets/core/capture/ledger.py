@@ -17,11 +17,12 @@ for an edit.
   the log is restored, or the edit is accepted explicitly with ``accept``.
 * ``verify`` reports each log whose earlier part changed: the first changed line (1-based) and
   what it reads now, or that the file is now shorter, or that it was deleted.
-* ``record_erasure``: the one rewrite of a log the ledger accepts (design §7, invariant 1): a
-  person's erase empties lines (each becomes spaces of its length, so no line moves). Their record
-  becomes the hash of the emptied line, and the ledger's ``erased`` list says which lines of
-  which log went, when, and a keyed hash of what each held (never the text). Any other edit is
-  still caught.
+* ``note_erasure`` and ``accept_erasure``: the one rewrite of a log the ledger accepts (design §7,
+  invariant 1): a person's erase empties lines (each becomes spaces of its length, so no line
+  moves). First the ledger's ``erased`` list gets which lines of which log go, when, and a keyed
+  hash of what each held (never the text); then the log is replaced; then each such line, now
+  blank, gets the blank line's hash as its record. Any other edit is still caught; an erase killed
+  between the two shows as a changed line that now reads blank, until the erase is finished.
 
 Logs are read with ``textfile.read_text``, so invalid UTF-8 is tolerated (a line's hash is of
 its text as read, with U+FFFD for bad bytes). Writes go through ``durable.write_atomic`` under
@@ -291,27 +292,48 @@ def accept(memory_dir: Path, filenames: Iterable[str], archive_dir: Path | None 
     return accepted
 
 
-def record_erasure(memory_dir: Path, filename: str, emptied: dict[int, str], was: dict[int, str]) -> None:
-    """Record a person's erase of lines of one log (see the module docstring): ``emptied`` maps each
-    line (1-based) to what it reads now (spaces), ``was`` to a keyed hash of what it held. Lines the
-    record does not reach yet are left to ``observe``; a replay records nothing twice. The caller
-    holds the log's writers' lock and replaces the log right after."""
+def note_erasure(memory_dir: Path, filename: str, was: dict[int, str]) -> None:
+    """First half of a person's erase of lines of one log (see the module docstring): the ledger's
+    ``erased`` list gets each line (1-based) with a keyed hash of what it held, before the log is
+    replaced. A replay notes nothing twice."""
     path = ledger_path(memory_dir)
     with file_lock(path):
         ledger = read_ledger(path)
         if ledger.corrupt:
             _keep_corrupt(path)
-        record = ledger.logs.get(filename)
-        if record is not None:
-            hashes = [record[i : i + HASH_HEX] for i in range(0, len(record), HASH_HEX)]
-            for line, text in emptied.items():
-                if 1 <= line <= len(hashes):
-                    hashes[line - 1] = line_hash(text)
-            ledger.logs[filename] = "".join(hashes)
         entries = ledger.erased.setdefault(filename, [])
         known = {(e.get("line"), e.get("was")) for e in entries}
         at = datetime.now(UTC).isoformat(timespec="seconds")
-        for line in sorted(was):
-            if (line, was[line]) not in known:
-                entries.append({"line": line, "was": was[line], "at": at})
-        _save(path, ledger)
+        added = [n for n in sorted(was) if (n, was[n]) not in known]
+        for line in added:
+            entries.append({"line": line, "was": was[line], "at": at})
+        if added or ledger.corrupt:
+            _save(path, ledger)
+
+
+def accept_erasure(memory_dir: Path, filename: str, archive_dir: Path | None = None) -> list[int]:
+    """Second half, once the log is replaced: each line the ``erased`` list names that is now blank
+    gets the blank line's hash as its record, so ``verify`` accepts exactly those lines. A line
+    with no such entry, or one that is not blank, is never accepted. Returns the lines accepted."""
+    archive = archive_dir if archive_dir is not None else memory_dir / "archive"
+    path = ledger_path(memory_dir)
+    with file_lock(path):
+        ledger = read_ledger(path)
+        record = ledger.logs.get(filename)
+        named = {e.get("line") for e in ledger.erased.get(filename, [])}
+        log_path = archive / filename
+        if record is None or not named or not log_path.is_file():
+            return []
+        lines, _ = _lines(log_path)
+        hashes = [record[i : i + HASH_HEX] for i in range(0, len(record), HASH_HEX)]
+        accepted = []
+        for line in sorted(n for n in named if isinstance(n, int)):
+            if 1 <= line <= len(hashes) and line <= len(lines) and not lines[line - 1].strip():
+                blank = line_hash(lines[line - 1])
+                if hashes[line - 1] != blank:
+                    hashes[line - 1] = blank
+                    accepted.append(line)
+        if accepted:
+            ledger.logs[filename] = "".join(hashes)
+            _save(path, ledger)
+        return accepted

@@ -1,4 +1,4 @@
-"""A runner: erase, a person's right to have their words removed from a home (design §5.10).
+"""A runner: erase, a person's right to have their words removed from a home (design §5.11).
 
 Forget (``core/reconcile.py``) hides a text from everything that is served and keeps the markdown's
 history; erase removes the bytes, irreversibly, from every file of the home and every retained

@@ -17,7 +17,6 @@ from typing import Any
 from memory_assets.core.durable import write_atomic
 from memory_assets.core.erase.scope import Plan
 
-JOURNAL_NAME = "erase_journal.json"
 VERSION = 1
 
 
@@ -34,8 +33,8 @@ class Journal:
     done: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, state_dir: Path, plan: Plan, started: str) -> "Journal":
-        journal = cls(state_dir / JOURNAL_NAME, "erase-" + secrets.token_hex(6), started, plan)
+    def start(cls, path: Path, plan: Plan, started: str) -> "Journal":
+        journal = cls(path, "erase-" + secrets.token_hex(6), started, plan)
         journal.save()
         return journal
 
@@ -57,13 +56,8 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
-def journal_path(state_dir: Path) -> Path:
-    return state_dir / JOURNAL_NAME
-
-
-def read_journal(state_dir: Path) -> Journal | None:
-    """The unfinished erase, or None."""
-    path = journal_path(state_dir)
+def read_journal(path: Path) -> Journal | None:
+    """The unfinished erase journalled at ``path`` (``Settings.erase_journal_path``), or None."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_assets.core.capture.ledger import record_erasure
+from memory_assets.core.capture.ledger import accept_erasure, note_erasure
 from memory_assets.core.durable import file_lock, write_atomic
 from memory_assets.core.erase.cut import ERASED, Needle
 from memory_assets.core.erase.scope import EraseError, Plan, TurnRef
@@ -55,28 +55,25 @@ def _blank(line: bytes) -> bytes:
 # -- daily logs --------------------------------------------------------------------------------------
 def erase_log(memory_dir: Path, path: Path, lines: list[int], needles: Needles, key: bytes) -> int:
     """Empty the planned lines of one daily log and every other line holding a needle, under the
-    log's writers' lock; the logs' ledger records each (``record_erasure``) before the file is
-    replaced, so ``logs_append_only`` accepts exactly these lines and still catches any other edit."""
+    log's writers' lock: the logs' ledger notes each line (a keyed hash of what it held) before the
+    file is replaced and accepts the blank lines after (``note_erasure``, ``accept_erasure``), so
+    ``logs_append_only`` accepts exactly these lines and still catches any other edit. A replay
+    (the file already replaced) only completes the ledger."""
     if not path.is_file():
         return 0
     with file_lock(path):
-        data = path.read_bytes()
-        parts = data.split(b"\n")
-        changed: dict[int, str] = {}
+        parts = path.read_bytes().split(b"\n")
+        was: dict[int, str] = {}
         for number, raw in enumerate(parts, start=1):
             text = raw.decode("utf-8", errors="replace")
-            if not text.strip():
-                continue
-            if number in lines or needles.found(text):
-                changed[number] = keyed_hash(key, text)
+            if text.strip() and (number in lines or needles.found(text)):
+                was[number] = keyed_hash(key, text)
                 parts[number - 1] = _blank(raw)
-        if not changed:
-            return 0
-        new = b"\n".join(parts)
-        blanks = {n: parts[n - 1].decode("ascii") for n in changed}
-        record_erasure(memory_dir, path.name, blanks, changed)
-        write_atomic(path, new)
-        return len(changed)
+        if was:
+            note_erasure(memory_dir, path.name, was)
+            write_atomic(path, b"\n".join(parts))
+        accept_erasure(memory_dir, path.name, path.parent)
+        return len(was)
 
 
 # -- transcripts -------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The erase, end to end: plan, journal, rewrite every place, purge the index, check every byte,
-receipt (design §5.10).
+receipt (design §5.11).
 
 ``erase(settings, indexer, request, confirm=False)``: without ``confirm`` it only plans and
 returns what it would remove (nothing is changed). With it, under the home's dream, reconcile and
@@ -90,7 +90,7 @@ def erase(
     _check_request(settings, request, force)
     _refuse_copies(settings, indexer)
     if not confirm:
-        pending = read_journal(settings.state_dir)
+        pending = read_journal(settings.erase_journal_path)
         plan = plan_erase(settings, indexer.store, request)
         return {
             "dry_run": True,
@@ -107,11 +107,11 @@ def erase(
             named_lock(f"write-path-ingest:{settings.home}", timeout=LOCK_WAIT_S),
         ):
             finished = None
-            pending = read_journal(settings.state_dir)
+            pending = read_journal(settings.erase_journal_path)
             if pending is not None:
                 finished = _carry_out(settings, indexer, pending).to_dict()
             plan = plan_erase(settings, indexer.store, request)
-            journal = Journal.start(settings.state_dir, plan, now_iso())
+            journal = Journal.start(settings.erase_journal_path, plan, now_iso())
             failpoint("erase.planned")
             out = _carry_out(settings, indexer, journal).to_dict()
             if finished is not None:
@@ -131,7 +131,7 @@ def resume(settings: Settings, indexer: Indexer) -> dict[str, Any] | None:
         named_lock(f"reconcile:{settings.home}", timeout=LOCK_WAIT_S),
         named_lock(f"write-path-ingest:{settings.home}", timeout=LOCK_WAIT_S),
     ):
-        pending = read_journal(settings.state_dir)
+        pending = read_journal(settings.erase_journal_path)
         return _carry_out(settings, indexer, pending).to_dict() if pending is not None else None
 
 
@@ -175,7 +175,7 @@ def _refuse_copies(settings: Settings, indexer: Indexer) -> None:
         raise EraseError(
             "erase cannot reach these copies of the index, which may hold the text: "
             + "; ".join(problems)
-            + ". Nothing was changed. Remove each with `memory-assets legacy forget-backup NAME --delete-copy` "
+            + ". Nothing was changed. Remove each with `memory-assets legacy forget-backup NAME --remove-copy` "
             "(or restore and forget it), then erase again"
         )
 
@@ -345,7 +345,7 @@ def _verify(settings: Settings, indexer: Indexer, plan: Plan) -> list[str]:
     by byte, and every row of the table's retained versions read through LanceDB."""
     needles = [Needle(n) for n in plan.needles]
     left: list[str] = []
-    skip = {settings.state_dir / "erase_journal.json"}
+    skip = {settings.erase_journal_path}
     for path in sorted(p for p in settings.home.rglob("*") if p.is_file() and not p.is_symlink()):
         if path in skip:
             continue

@@ -10,10 +10,11 @@ said that day, UTC, and every line of that day's log). From it, ``plan_erase`` f
 * **turns**: every turn whose message or answer holds a needle (the needle is cut out of it), and
   whole turns (the request's chat or day, and the turn each erased fact line was extracted from,
   ``forgotten_turns.turns_of_facts``, when it does not hold the fact's words);
-* **bullets** to remove: the vault bullets folded from an erased log line (the fold ledger names
-  the page, ``PageIndex.holder`` the bullet), and, the other way, every log line folded into a
-  removed bullet (it states the same claim: left alone it would be a folded line no page holds),
-  until nothing more is reached;
+* **bullets** to remove: the vault lines folded from an erased log line, and, the other way, every
+  log line folded into a removed bullet (it states the same claim: left alone it would be a folded
+  line no page holds), until nothing more is reached: forwards along the lineage
+  (``index/lineage.py``, the one place the chain is named), which also gives each erased line's
+  turn;
 * **needles**: the texts cut wherever else they appear (pages, MEMORY.md's two zones, the state
   files): the request's text, and the text of every erased fact and whole turn;
 * **near matches** left: lines that look like the text (a partial ratio of ``NEAR_RATIO`` or more)
@@ -40,11 +41,10 @@ from memory_assets.core.index.forgotten_turns import (
     said_turns,
     turns_of_chat,
     turns_of_day,
-    turns_of_facts,
 )
+from memory_assets.core.index.lineage import trace_log_lines, trace_page_lines
 from memory_assets.core.index.store import MemoryStore, quote
-from memory_assets.core.knowledge.folds import load_folds
-from memory_assets.core.knowledge.page_index import PageIndex, clean_line
+from memory_assets.core.knowledge.page_index import clean_line
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import TRANSCRIPT
@@ -157,7 +157,7 @@ def plan_erase(settings: Settings, store: MemoryStore | None, request: Request) 
     for fact in facts:
         if any(n.found(fact.fact.content) for n in needles):
             erased_facts.append(fact)
-    _close_over_bullets(settings, plan, facts, erased_facts)
+    _follow_lineage(settings, plan, facts, erased_facts)
     for fact in erased_facts:
         _add_line(plan, fact.day + ".md", fact.fact.line)
     erased_texts = list(dict.fromkeys(f.fact.content for f in erased_facts))
@@ -166,7 +166,7 @@ def plan_erase(settings: Settings, store: MemoryStore | None, request: Request) 
         if text not in plan.needles and not any(n.found(text) for n in needles):
             plan.needles.append(text)
     _lines_holding(settings, plan)
-    _turns_holding(settings, plan, turns, erased_facts)
+    _turns_holding(settings, plan)
     plan.whole_texts = list(dict.fromkeys(t for t in plan.whole_texts if normalise(t)))
     if request.text is not None:
         plan.near = near_matches(settings, request.text)
@@ -208,43 +208,40 @@ def _add_line(plan: Plan, filename: str, line: int) -> None:
         lines.sort()
 
 
-def _close_over_bullets(settings: Settings, plan: Plan, facts: list[DayFact], erased: list[DayFact]) -> None:
-    """Add to ``erased`` every folded line that states a claim a removed bullet held, and record the
-    bullets: an erased folded line's bullet goes, and every line folded into that bullet goes too."""
-    folds = load_folds(settings)
-    pages = PageIndex.of_vault(settings.notebook_dir)
+def _follow_lineage(settings: Settings, plan: Plan, facts: list[DayFact], erased: list[DayFact]) -> None:
+    """Forwards along the lineage (``index/lineage.py``, the one place the chain is named): each
+    erased log line's vault lines (bullets) go, and every log line folded into such a bullet goes
+    too (it states the same claim: left alone it would be a folded line no page holds), until
+    nothing more is reached; and each erased line's turn is erased whole where it does not hold a
+    needle (its words may differ from the fact's). Adds to ``erased`` and to the plan."""
     by_key = {(f.day + ".md", f.fact.line): f for f in facts}
-    bullet_of: dict[tuple[str, int], tuple[str, str] | None] = {}
-
-    def bullet(fact: DayFact) -> tuple[str, str] | None:
-        key = (fact.day + ".md", fact.fact.line)
-        if key not in bullet_of:
-            state = folds.of(key[0]).state(key[1])
-            holding = None
-            if state.kind == "folded":
-                holding = pages.holder(fact.fact.content, prefer=[state.page] if state.page else [])
-            bullet_of[key] = (holding.page, normalise(clean_line(holding.line))) if holding else None
-        return bullet_of[key]
-
-    removed: set[tuple[str, str]] = set()
-    queue = list(erased)
-    seen = {(f.day, f.fact.line) for f in erased}
+    queue = [(f.day + ".md", f.fact.line) for f in erased]
+    seen = set(queue)
+    bullets: set[tuple[str, int]] = set()
+    needles = [Needle(n) for n in plan.needles]
+    have = {(t.path, t.offset) for t in plan.turns}
     while queue:
-        fact = queue.pop()
-        held = bullet(fact)
-        if held is None or held in removed:
-            continue
-        removed.add(held)
-        plan.bullets.setdefault(held[0], []).append(held[1])
-        for key, other in by_key.items():  # every line folded into the same bullet
-            if (
-                (other.day, other.fact.line) not in seen
-                and folds.of(key[0]).folded(key[1])
-                and bullet(other) == held
-            ):
-                seen.add((other.day, other.fact.line))
-                erased.append(other)
-                queue.append(other)
+        traces = trace_log_lines(settings, [k for k in queue if k in by_key])
+        queue = []
+        for trace in traces:
+            for turn in trace.log_line.turns:
+                key = (f"transcripts/{turn.transcript}", turn.offset)
+                if key not in have and not any(n.found(turn.said) for n in needles):
+                    plan.turns.append(TurnRef(key[0], turn.offset, turn.line, True))
+                    plan.whole_texts.append(turn.said)
+                    have.add(key)
+            for bullet in trace.bullets:
+                if (bullet.page, bullet.line) in bullets:
+                    continue
+                bullets.add((bullet.page, bullet.line))
+                plan.bullets.setdefault(bullet.page, []).append(normalise(clean_line(bullet.text)))
+                for source in trace_page_lines(settings, bullet.page, [bullet.line]):
+                    for line in source.log_lines:
+                        key = (line.file, line.line)
+                        if key not in seen and key in by_key:
+                            seen.add(key)
+                            erased.append(by_key[key])
+                            queue.append(key)
 
 
 def _lines_holding(settings: Settings, plan: Plan) -> None:
@@ -260,9 +257,8 @@ def _lines_holding(settings: Settings, plan: Plan) -> None:
                 _add_line(plan, path.name, number)
 
 
-def _turns_holding(settings: Settings, plan: Plan, turns: list[SaidTurn], erased: list[DayFact]) -> None:
-    """Turns whose message or answer holds a needle (cut), and the turn each erased fact line was
-    extracted from (whole, when it does not hold the fact's words)."""
+def _turns_holding(settings: Settings, plan: Plan) -> None:
+    """Turns whose message or answer holds a needle: the needle is cut out of them."""
     needles = [Needle(n) for n in plan.needles]
     have = {(t.path, t.offset) for t in plan.turns}
     for rel, path in list_transcripts(settings.transcripts_dir):
@@ -274,13 +270,6 @@ def _turns_holding(settings: Settings, plan: Plan, turns: list[SaidTurn], erased
             key = (f"transcripts/{rel}", turn.offset)
             if key not in have and any(n.found(turn.user) or n.found(turn.assistant) for n in needles):
                 plan.turns.append(TurnRef(key[0], turn.offset, turn.line, False))
-                have.add(key)
-    for fact in erased:
-        for said in turns_of_facts([fact], turns, fact.fact.content):
-            key = (f"transcripts/{said.rel}", said.turn.offset)
-            if key not in have:
-                plan.turns.append(TurnRef(key[0], said.turn.offset, said.turn.line, True))
-                plan.whole_texts.append(said.turn.user)
                 have.add(key)
 
 

@@ -1,4 +1,4 @@
-"""The dedup measurement across the users of a root (design §5.10, §11.1).
+"""The dedup measurement across the users of a root (design §5.11, §11.1).
 
 Each user's home keeps its own dedup history (``core/audit/dedup_history.py``:
 ``<dedup_dir>/history.parquet``), written by that user's ``dedup_report`` runs. This module reads

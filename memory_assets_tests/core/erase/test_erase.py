@@ -1,8 +1,10 @@
 """Erase on a real home: every path that writes plants a text, erase removes every byte of it."""
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +15,7 @@ from memory_assets.core.settings import Settings
 SECRET = "XK7741239"
 
 
-def run(home: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict | list | None]:
+def _run(home: Path, *args: str, capsys: Any) -> tuple[int, Any]:
     from memory_assets.cli import main
 
     code = main(["--home", str(home), "--json", *args])
@@ -29,8 +31,20 @@ def holders(root: Path, needle: str) -> list[str]:
     )
 
 
-def planted_home(settings: Settings, capsys: pytest.CaptureFixture[str]) -> Path:
+Runner = Callable[..., tuple[int, Any]]
+
+
+def planted_home(
+    settings: Settings, capsys: pytest.CaptureFixture[str] | None = None, cli: Runner | None = None
+) -> Path:
+    """A home where every path that writes put ``SECRET``: a turn, a remember, an ingested
+    transcript, the dream's page and MEMORY.md's promotion, the dedup report. ``cli`` runs a
+    command (default: in process, read through ``capsys``)."""
     home = settings.home
+
+    def run(home: Path, *args: str, capsys: object = None) -> tuple[int, Any]:
+        return cli(*args) if cli is not None else _run(home, *args, capsys=capsys)
+
     before = (datetime.now(UTC) - timedelta(days=2)).replace(microsecond=0)
     at = before.isoformat().replace("+00:00", "")
     assert (
@@ -99,11 +113,11 @@ def test_erase_removes_every_byte_of_a_text_and_keeps_everything_else(
 
     # The dry run changes nothing.
     snapshot = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
-    code, plan = run(home, "erase", SECRET, capsys=capsys)
+    code, plan = _run(home, "erase", SECRET, capsys=capsys)
     assert code == 0 and plan["dry_run"] and plan["would_remove"]["log_lines"] >= 2
     assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == snapshot
 
-    code, receipt = run(home, "erase", SECRET, "--yes", capsys=capsys)
+    code, receipt = _run(home, "erase", SECRET, "--yes", capsys=capsys)
     assert code == 0, receipt
     assert receipt["complete"] and receipt["left"] == [], receipt
     assert holders(home, SECRET) == []
@@ -114,11 +128,11 @@ def test_erase_removes_every_byte_of_a_text_and_keeps_everything_else(
     assert kept["id"] == receipt["id"] and SECRET.lower() not in json.dumps(kept).lower()
 
     # Everything else stays: the cat, Lisbon; check is green.
-    code, hits = run(home, "search", "cat named Miso", capsys=capsys)
+    code, hits = _run(home, "search", "cat named Miso", capsys=capsys)
     assert any("Miso" in h["content"] for h in hits)
-    assert run(home, "check", capsys=capsys)[0] == 0
+    assert _run(home, "check", capsys=capsys)[0] == 0
     # A copy of the text that comes back later is hidden (the keyed-hash tombstone).
-    assert run(home, "remember", f"The number {SECRET} is on the embassy form", capsys=capsys)[0] == 0
+    assert _run(home, "remember", f"The number {SECRET} is on the embassy form", capsys=capsys)[0] == 0
     assert not [
-        h for h in run(home, "search", SECRET, "--no-embed", capsys=capsys)[1] if SECRET in h["content"]
+        h for h in _run(home, "search", SECRET, "--no-embed", capsys=capsys)[1] if SECRET in h["content"]
     ]
