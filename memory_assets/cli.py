@@ -51,6 +51,9 @@ Commands:
                               remove a text's bytes from every file of the home and every index
                               version, irreversibly; prints the plan and changes nothing without
                               --yes; with it, a receipt (also in .state/erasures.jsonl, no text)
+    erase --all [--yes]       delete the whole home and every trace of its user at the root (a
+                              user's home: --home <root>/users/<id>, or --root DIR --user ID);
+                              without --yes only prints what would go; --json: the receipt
     legacy check [--table URI]
                               legacy rows (no source file; the project's index, or an assistant-format
                               LanceDB at URI) and memory_blocks: how many a log, page or core file holds
@@ -405,9 +408,13 @@ def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
-def cmd_erase(args: argparse.Namespace) -> dict[str, Any]:
+def cmd_erase(args: argparse.Namespace) -> Any:
     from memory_assets.core.erase import Request, erase, resume
 
+    if args.all:
+        return _erase_all(args)
+    if args.root or args.user:
+        raise SettingsError("erase --root and --user go with --all: the whole home of that user")
     home = _home(args)
     if args.resume:
         return resume(home.settings, home.indexer) or {"resumed": None, "note": "no unfinished erase"}
@@ -430,6 +437,35 @@ def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
         raise SettingsError("unforget needs exactly one of TEXT, --chat ID and --day YYYY-MM-DD")
     home = _home(args)
     return unforget(home.settings, home.indexer, args.text, chat=args.chat, day=args.day)
+
+
+def _erase_all(args: argparse.Namespace) -> Any:
+    """``erase --all``: delete the whole home (a user's, and its traces at the root); without
+    ``--yes`` print what would go and change nothing."""
+    from memory_assets.core.ops.delete_user import delete, home_target, plan, user_target
+    from memory_assets.core.ops.users import UnknownUserError, resolve_root
+
+    if any(getattr(args, n) for n in ("text", "id", "chat", "day", "force", "resume")):
+        raise SettingsError(
+            "erase --all takes no TEXT, --id, --chat, --day, --force or --resume: it deletes the whole home"
+        )
+    if args.user:
+        target = user_target(resolve_root(args.root), args.user)
+    elif args.root:
+        raise SettingsError("erase --all --root DIR needs --user ID: the user whose home goes")
+    else:
+        target = home_target(_settings(args))
+    try:
+        if args.yes:
+            return delete(target, holder=f"memory-assets erase --all (pid {os.getpid()})")
+        counted = plan(target)
+    except UnknownUserError as exc:  # nothing of the user to delete: an error naming whose
+        raise SettingsError(str(exc)) from None
+    if args.json:
+        return {"deleted": False, "would_remove": counted.to_dict()}
+    print(f"would delete {counted.describe()}")
+    print("nothing was changed: run it again with --yes to delete (irreversible)")
+    return 0
 
 
 def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
@@ -788,6 +824,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="with --yes: erase a text however much of the home holds it"
     )
     p.add_argument("--resume", action="store_true", help="finish an erase a crash left")
+    p.add_argument(
+        "--all", action="store_true", help="the whole home, and every trace of its user at the root"
+    )
+    p.add_argument(
+        "--root",
+        help="with --all --user: the root of the users' homes (default: $MEMORY_ROOT or ./.memory_root)",
+    )
+    p.add_argument("--user", metavar="ID", help="with --all: the user whose home goes (under --root)")
     p.set_defaults(func=cmd_erase)
     p = command("unforget", "remove a text's tombstone and reindex, so its rows come back")
     p.add_argument("text", nargs="?")

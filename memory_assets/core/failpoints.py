@@ -18,7 +18,11 @@ committed, the add not yet), ``write_path.intent`` (a transcript turn's bytes re
 not yet appended), ``write_path.appended`` (appended, the session's offset not yet moved),
 ``dream.consolidated`` (a dream run's pages written, nothing committed), ``dream.committed`` (its
 commit in the fold ledger, the follow-up not yet run), ``upkeep.held`` (a batch holds a user's
-exclusion, no step run yet), ``upkeep.user_done`` (a batch recorded and reported one user).
+exclusion, no step run yet), ``upkeep.user_done`` (a batch recorded and reported one user),
+``delete_user.journal`` (a user's deletion journal written, nothing removed),
+``delete_user.aside`` (the home moved aside), ``delete_user.traces`` (the root's traces removed),
+``delete_user.removed`` (the home removed, its lock files not yet), ``delete_user.logged`` (the
+receipt logged, the journal not yet removed).
 """
 
 import os

@@ -320,11 +320,16 @@ class Indexer:
     def _lock_base(self) -> str:
         return f"{self.store.uri}|{self.store.table_name}"
 
-    def table_lock(self, shared: bool = False) -> AbstractContextManager[None]:
-        """Held shared by every per-file writer, exclusively by whole-table work."""
-        return named_lock(
-            f"index-table:{self._lock_base()}", shared=shared, timeout=self.lock_timeout if shared else None
-        )
+    @property
+    def table_lock_name(self) -> str:
+        return f"index-table:{self._lock_base()}"
+
+    def table_lock(self, shared: bool = False, timeout: float | None = None) -> AbstractContextManager[None]:
+        """Held shared by every per-file writer, exclusively by whole-table work. ``timeout``: how
+        long to wait (default: the indexer's for shared, no limit for exclusive)."""
+        if timeout is None and shared:
+            timeout = self.lock_timeout
+        return named_lock(self.table_lock_name, shared=shared, timeout=timeout)
 
     def key_lock(self, key: str) -> AbstractContextManager[None]:
         """One writer per file: held from the final plan to the recorded digest."""

@@ -6,6 +6,10 @@ never fail or slow a search, so they are not fsync'd. The file rotates
 at a size setting (``MEMORY_RECALL_LOG_MAX_BYTES``, default 5 MB): the current file becomes
 ``recall_log.jsonl.1`` (replacing the previous one) and a new file starts, so the signal keeps
 about two files' worth of recent recalls and never grows without bound.
+
+Appends are made off the search's path (``retrieval.py``), so one may come after the home was
+deleted (``core/ops/delete_user.py``): none is made when the vault above ``.state`` is gone, so a
+recall signal never makes a deleted home's directories again.
 """
 
 import json
@@ -31,10 +35,12 @@ def log_recalls(path: Path, recalls: Iterable[tuple[str, str]], max_bytes: int) 
         + "\n"
         for content, source in recalls
     )
-    if not lines:
+    if not lines or not path.parent.parent.is_dir():  # the vault is gone: the home was deleted
         return
     try:
         with file_lock(path):
+            if not path.parent.parent.is_dir():
+                return
             if path.exists() and path.stat().st_size >= max_bytes:
                 os.replace(path, rotated(path))
             append_durable(path, lines, sync=False)  # a best-effort signal: no fsync on the read path

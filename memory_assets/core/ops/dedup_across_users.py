@@ -10,7 +10,10 @@ the latest measurement of every user who has one and puts them side by side:
   rate across users weighted by rows (the share of all users' rows that are redundant: each
   user's rate is within that user's index, as users never share rows), with the lowest and
   highest user's rate;
-* ``write_across_users(root, frame)``: ``<root>/dedup/by_user.parquet``, replaced atomically.
+* ``write_across_users(root, frame)``: ``<root>/dedup/by_user.parquet``, replaced atomically
+  under the file's lock, with the rows of the users who still have a home only (a user deleted
+  while the measurement was read is not written back: ``core/ops/delete_user.py`` takes the same
+  lock to remove a user's rows).
 
 A user whose history cannot be read is reported by name, never silently left out.
 """
@@ -20,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from memory_assets.core.audit.dedup_history import SCHEMA, read_history
-from memory_assets.core.durable import replace_durable
+from memory_assets.core.durable import file_lock, replace_durable
 from memory_assets.core.ops.users import list_users, user_settings
 
 ACROSS_FILE = "by_user.parquet"
@@ -61,8 +64,14 @@ def across_users(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def across_users_path(root: Path) -> Path:
+    return Path(root) / "dedup" / ACROSS_FILE
+
+
 def write_across_users(root: Path, frame: pl.DataFrame) -> Path:
-    path = Path(root) / "dedup" / ACROSS_FILE
+    path = across_users_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_durable(path, lambda tmp: frame.write_parquet(tmp))
+    with file_lock(path):
+        kept = frame.filter(pl.col("user").is_in(list_users(root)))
+        replace_durable(path, lambda tmp: kept.write_parquet(tmp))
     return path

@@ -23,7 +23,13 @@ each tick) catches them.
 
 Per-home state: ``load_home_state``/``save_home_state`` keep a follower's state of one home
 (the sensors' freshness cursors) at ``<root>/state/<name>/<user>.json``, atomically replaced
-without fsync: a cache, so a lost or garbled file only costs a fresh look at that home.
+without fsync: a cache, so a lost or garbled file only costs a fresh look at that home. It is
+written only while the user's home exists, under the state file's lock: a home deleted while a
+follower looked at it (``core/ops/delete_user.py`` removes the file under that lock, after the
+home is gone) leaves no state at the root.
+
+A deleted user's feed lines are blanked in place (spaces, the newline kept), so positions held
+by followers stay valid; ``read_changes`` skips a blank line like any line that is not a change.
 """
 
 import contextlib
@@ -35,8 +41,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory_assets.core.durable import write_atomic
-from memory_assets.core.ops.users import USER_ID_RE, check_user_id
+from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.ops.users import USER_ID_RE, check_user_id, user_home
 
 FEED_DIR = "changes"
 STATE_DIR = "state"
@@ -143,7 +149,14 @@ def load_home_state(root: Path, name: str, user: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def save_home_state(root: Path, name: str, user: str, state: dict[str, Any]) -> None:
-    path = _state_path(root, name, user)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(state, separators=(",", ":")), sync=False)
+def save_home_state(root: Path, name: str, user: str, state: dict[str, Any]) -> bool:
+    """Keep ``state``; False (nothing written) when the user has no home (see the module docstring)."""
+    path, home = _state_path(root, name, user), user_home(root, user)
+    if not home.is_dir():  # before the lock too: its file would name the user
+        return False
+    with file_lock(path):
+        if not home.is_dir():
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(state, separators=(",", ":")), sync=False)
+    return True

@@ -21,7 +21,10 @@ filter or reindex of one user can reach another's files or table.
   home exactly as they open any home, reading and writing the same rows as the server.
 * ``list_users``: the ids of the homes under a root, sorted (anything else there is left out).
 * ``open_user_home``: a ``Home`` over a user's home; ``create=True`` initialises it on the first
-  write (``init_home``, idempotent), else ``UnknownUserError`` when the user has none.
+  write (``init_home``, idempotent), else ``UnknownUserError`` when the user has none. While a
+  deletion of the user is pending (``core/ops/delete_user.py``: its journal beside the homes,
+  ``users/.deleting+<id>.json``), ``create=True`` is ``DeletionPending``: the home is not made
+  again until the deletion is finished.
 
 The server (``memory_assets/server``) and the Dagster layer over every home of a root use these;
 nothing else builds a user's path.
@@ -70,6 +73,20 @@ class UserIdError(SettingsError):
 
 class UnknownUserError(LookupError):
     """A read of a user who has no home yet (homes are created by the first write)."""
+
+
+class DeletionPending(RuntimeError):
+    """A write of a user whose deletion was cut short: finished first, then the home is new."""
+
+
+DELETING_PREFIX = ".deleting+"
+"""Beside the homes, a deletion's journal (``.deleting+<id>.json``) and the home it moved aside
+(``.deleting+<id>``): names no user id can take (a user id starts with a letter or a digit)."""
+
+
+def deletion_journal(home: Path) -> Path:
+    """The journal of a pending deletion of ``home`` (``core/ops/delete_user.py``)."""
+    return home.parent / f"{DELETING_PREFIX}{home.name}.json"
 
 
 def check_user_id(user_id: object) -> str:
@@ -152,6 +169,13 @@ def open_user_home(
     home of the process (the model loads once)."""
     settings = user_settings(root, user_id, env)
     if create:
+        if deletion_journal(settings.home).exists():
+            raise DeletionPending(
+                f"the deletion of user {user_id!r} was cut short; it is finished by deleting the user "
+                f"again (DELETE /v1/users/{user_id}?confirm=true, or `memory-assets --root {root} erase "
+                f"--all --user {user_id} --yes`), or by the memory service's next start; then a write "
+                "makes a new home"
+            )
         init_home(settings)
     elif not _initialised(settings):
         raise UnknownUserError(f"user {user_id!r} has no memory yet")

@@ -112,6 +112,14 @@ class Batches:
         self._held = {u: key for key, members in self.requested.items() for u in members}
         return users
 
+    def forget(self, gone: set[str]) -> None:
+        """Users whose home is gone leave the open batch (a requested batch's run finds no home for
+        them and records nothing)."""
+        for user in gone & set(self.open):
+            del self.open[user]
+        if not self.open:
+            self.opened_at = 0.0
+
     def add(self, user: str, work: Work, now: float, size: int) -> dg.RunRequest | None:
         """Put ``user`` with ``work`` in the open batch (merged if it is there); the open batch's
         request when this filled it. A user in a requested batch is never added (``in_batch``)."""

@@ -5,6 +5,10 @@ Each tick, ``homes_sensor`` looks at:
 
 * **homes that appeared**: the root's ``users/`` directory is stat'ed; only when it changed is it
   listed, and the homes not yet registered become partitions of ``users`` and are looked at;
+* **homes that went** (a user deleted: ``core/ops/delete_user.py``), seen by the same listing:
+  the user's partition key is deleted and every entry of the cursor naming the user (the queue,
+  the homes due again, the open batch); their state at the root went with the deletion. A
+  deletion cut short (its journal beside the homes) is warned of, with the command that finishes it;
 * **homes that changed**: the root's change feed (``core/ops/root_feed.py``) from the tick's
   cursor on, where the memory service notes every write of a user; and the users of the runs
   that ended since the last tick (a dream moved a watermark, a reconcile wrote tombstones);
@@ -76,6 +80,7 @@ from memory_assets.core.index.freshness import (
 )
 from memory_assets.core.index.table_directory import bounds, index_state
 from memory_assets.core.knowledge.dream_state import load_dream_state
+from memory_assets.core.ops.delete_user import pending_deletions
 from memory_assets.core.ops.root_feed import load_home_state, read_changes, save_home_state
 from memory_assets.core.ops.upkeep.outcomes import load_outcome, retry_due
 from memory_assets.core.ops.upkeep.work import STEPS, Work, dedup_due_today
@@ -134,6 +139,13 @@ class HomesCursor:
             Batches.load(data.get("batches")),
         )
 
+    def forget(self, gone: set[str]) -> None:
+        """Every entry naming a user whose home is gone."""
+        self.queue = [u for u in self.queue if u not in gone]
+        for user in gone:
+            self.due.pop(user, None)
+        self.batches.forget(gone)
+
     def dump(self) -> str:
         return json.dumps(
             {
@@ -156,6 +168,8 @@ class Tick:
     runs: list[dg.RunRequest] = field(default_factory=list)
     events: list[dg.AssetMaterialization] = field(default_factory=list)
     new_users: list[str] = field(default_factory=list)
+    gone_users: list[str] = field(default_factory=list)
+    """Registered users whose home is gone (deleted): their partition keys are deleted."""
     looked_at: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     idle: dict[str, set[str]] = field(default_factory=dict)
@@ -382,18 +396,28 @@ def _signature(path: Path) -> str:
     return f"{st.st_ino}:{st.st_mtime_ns}"
 
 
-_LISTED: dict[str, tuple[str, list[str]]] = {}
-"""Per root, the users directory's signature and every home's id, sorted: the code server keeps
-it between ticks, so a tick lists the directory only when a home appeared or went."""
+_LISTED: dict[str, tuple[str, list[str], set[str]]] = {}
+"""Per root, the users directory's signature, every home's id, sorted, and the users whose
+deletion is pending: the code server keeps it between ticks, so a tick lists the directory only
+when a home appeared or went (a deletion's journal appearing or going changes it too)."""
+
+
+def _listing(root: Path, sig: str) -> tuple[str, list[str], set[str]]:
+    listed = _LISTED.get(str(root))
+    if listed is None or listed[0] != sig:
+        listed = (sig, list_users(root), set(pending_deletions(root)))
+        _LISTED[str(root)] = listed
+    return listed
 
 
 def _homes(root: Path, sig: str) -> list[str]:
     """Every home's id under ``root``, sorted, listed again only when ``sig`` changed."""
-    listed = _LISTED.get(str(root))
-    if listed is None or listed[0] != sig:
-        listed = (sig, list_users(root))
-        _LISTED[str(root)] = listed
-    return listed[1]
+    return _listing(root, sig)[1]
+
+
+def _deleting(root: Path, sig: str) -> set[str]:
+    """The users whose deletion is pending (a journal beside the homes): never looked at."""
+    return _listing(root, sig)[2]
 
 
 def _sweep_slice(everyone: list[str], after: str, size: int) -> tuple[list[str], str]:
@@ -443,8 +467,16 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     if sig != cursor.users_sig:
         known = set(context.instance.get_dynamic_partitions(USERS))
         tick.new_users = [u for u in everyone if u not in known]
+        tick.gone_users = sorted(known - set(everyone))
         wanted += tick.new_users
         cursor.users_sig = sig
+        cursor.forget(set(tick.gone_users))
+        if cut_short := len(_deleting(root, sig)):  # counted, never named: Dagster's logs are kept
+            tick.warnings.append(
+                f"{cut_short} user deletion(s) under {root} were cut short ({root}/users/.deleting+<ID>.json): "
+                "finish each with `memory-assets --root ROOT erase --all --user ID --yes`, DELETE "
+                "/v1/users/ID?confirm=true, or a restart of the memory service"
+            )
     changes, cursor.feed = read_changes(root, cursor.feed)
     wanted += [c.user for c in changes]
     wanted += batches.settle(context.instance)  # the users of the batches that ended
@@ -456,7 +488,8 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
 
     budget = _count(PER_TICK_ENV, 100)
     size = batch_size()
-    order = list(dict.fromkeys(wanted))  # each home once, first come first served
+    skip = set(tick.gone_users) | _deleting(root, sig)
+    order = [u for u in dict.fromkeys(wanted) if u not in skip]  # each home once, first come first served
     now_users, cursor.queue = order[:budget], order[budget:]
     for user in now_users:
         if user in tick.running:  # its own run first; looked at again after the backoff
@@ -486,6 +519,9 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
         tick.runs.append(request)
 
     registers: list[Any] = []
+    if tick.gone_users:
+        registers.append(users.build_delete_request(tick.gone_users))
+        context.log.info(f"{len(tick.gone_users)} home(s) gone (deleted): their partition keys deleted")
     if tick.new_users:
         registers.append(users.build_add_request(tick.new_users))
         count = len(context.instance.get_dynamic_partitions(USERS)) + len(tick.new_users)

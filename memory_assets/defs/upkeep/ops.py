@@ -22,12 +22,16 @@ A member with no hint at all (a batch launched by hand from the launchpad naming
 every step: ``Work.everything``.
 """
 
+from pathlib import Path
+
 import dagster as dg
 from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent
 
 from memory_assets.core.ops.upkeep.batch import UserUpkeep, run_batch
 from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S
 from memory_assets.core.ops.upkeep.work import Work
+from memory_assets.core.ops.users import has_home
+from memory_assets.core.settings import SettingsError
 from memory_assets.defs import env
 from memory_assets.defs.partitions import USERS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
@@ -41,6 +45,14 @@ RETRY_ENV = "MEMORY_UPKEEP_RETRY_S"
 def retry_base_s() -> float:
     """A failed user's first backoff before a batch takes it again (``MEMORY_UPKEEP_RETRY_S``)."""
     return env.number(RETRY_ENV, RETRY_BASE_S)
+
+
+def _not_gone(root: Path, user: str) -> bool:
+    """Whether ``user`` has a home (a user id that is not valid: its error is the batch's to report)."""
+    try:
+        return has_home(root, user)
+    except SettingsError:
+        return True
 
 
 class MemberConfig(dg.Config):
@@ -119,7 +131,8 @@ def upkeep_users(
         )
     work = {m.user: m.work() for m in config.members}
     known = set(context.instance.get_dynamic_partitions(USERS))
-    if missing := [u for u in users if u not in known]:
+    # A member deleted since the sensor planned the batch has no home: its key stays deleted.
+    if missing := [u for u in users if u not in known and _not_gone(root, u)]:
         context.instance.add_dynamic_partitions(USERS, missing)
 
     planned: dict[str, set[str]] = {}

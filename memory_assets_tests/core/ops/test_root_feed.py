@@ -83,7 +83,11 @@ def test_old_feed_files_are_pruned(tmp_path: Path) -> None:
 
 def test_a_homes_state_is_kept_and_a_garbled_one_is_forgotten(tmp_path: Path) -> None:
     assert load_home_state(tmp_path, "homes_sensor", "alice") == {}
-    save_home_state(tmp_path, "homes_sensor", "alice", {"days": "x", "at": time.time()})
+    # No home (never made, or deleted): no state is kept at the root.
+    assert save_home_state(tmp_path, "homes_sensor", "alice", {"days": "x"}) is False
+    assert not (tmp_path / "state" / "homes_sensor" / "alice.json").exists()
+    (tmp_path / "users" / "alice").mkdir(parents=True)
+    assert save_home_state(tmp_path, "homes_sensor", "alice", {"days": "x", "at": time.time()}) is True
     assert load_home_state(tmp_path, "homes_sensor", "alice")["days"] == "x"
     (tmp_path / "state" / "homes_sensor" / "alice.json").write_text("{not json")
     assert load_home_state(tmp_path, "homes_sensor", "alice") == {}

@@ -11,6 +11,9 @@ For each member (a user and the planner's ``Work`` for them), in order:
    then ``on_user`` is called (the Dagster layer reports the user's materialisations there, so a
    batch killed later keeps what it reported).
 
+A member whose home is gone (deleted since the batch was planned: ``core/ops/delete_user.py``)
+is skipped, and nothing of it is recorded at the root.
+
 One user's failure, whatever raises (a home that cannot be opened, a broken page, a damaged
 table, a bad model answer), is that user's recorded outcome, never the batch's end. Only
 ``BaseException`` (a kill, an interrupt) stops the loop, and each home is then as its runners'
@@ -34,7 +37,9 @@ from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.upkeep.home_upkeep import StepResult, upkeep_home
 from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S, Outcome, record_outcome
 from memory_assets.core.ops.upkeep.work import Work
-from memory_assets.core.ops.users import open_user_home
+from memory_assets.core.ops.users import UnknownUserError, open_user_home
+
+SKIPPED_GONE = "no home: the user was deleted since the batch was planned"
 
 
 @dataclass
@@ -107,6 +112,8 @@ def run_batch(
                 )
         except UserHeld as held:
             entry.skipped = f"held by {held.holder}"
+        except UnknownUserError:
+            entry.skipped = SKIPPED_GONE
         except Exception as exc:  # the user's, never the batch's
             entry.error = f"{type(exc).__name__}: {exc}"
         entry.seconds = time.perf_counter() - start

@@ -43,12 +43,13 @@ class UserHeld(LockTimeout):
         )
 
 
-def _name(settings: Settings) -> str:
+def exclusion_name(settings: Settings) -> str:
+    """The lock's name (``named_lock``): the home's."""
     return f"upkeep:{settings.home}"
 
 
 def _note(settings: Settings) -> Path:
-    return lock_file(_name(settings)).with_suffix(".holder.json")
+    return lock_file(exclusion_name(settings)).with_suffix(".holder.json")
 
 
 def holder_of(settings: Settings) -> str:
@@ -66,7 +67,7 @@ def exclusive(settings: Settings, holder: str, timeout: float) -> Iterator[None]
     ``timeout`` seconds (0: try once). An error inside the block is never taken for a refusal."""
     stack = contextlib.ExitStack()
     try:
-        stack.enter_context(named_lock(_name(settings), timeout=max(0.0, timeout)))
+        stack.enter_context(named_lock(exclusion_name(settings), timeout=max(0.0, timeout)))
     except LockTimeout:
         raise UserHeld(settings.home, holder_of(settings), timeout) from None
     with stack:

@@ -12,6 +12,9 @@ the steps that failed with their errors, the run, the time, the failures in a ro
 * a skipped user is due again after the first backoff (the run holding it is short);
 * a user whose upkeep succeeded is due whenever a look finds work.
 
+A user without a home (deleted while the batch ran, or never made) gets no record: the root keeps
+no trace of a home that is gone (``root_feed.save_home_state``, ``core/ops/delete_user.py``).
+
 It is a record, not the truth of what is due: every failed step leaves its work for the planner's
 look to find again (a stale file, a non-empty hand-off, the dream's own failure count), so a lost
 record only lets a failed user be tried sooner.
