@@ -46,6 +46,12 @@ A day whose reindex failed after its turns were appended (its locks held by anot
 the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
 that day's reindex in the background (after 5 s, 30 s, then 2 min), as the Dagster sensor would.
 (design §8.6)
+
+Deleting a user (``HomeCache.closed_for``): the user's requests are refused from then on
+(``UserBeingDeleted``), the requests in flight finish, the lane is drained and closed (its
+pending rows written, its timers and retries cancelled, so nothing of it writes afterwards), and
+the home leaves the cache; the deletion runs inside, and once it ends a read of the user finds no
+home and a write makes a new one.
 """
 
 import asyncio
@@ -85,6 +91,14 @@ log = logging.getLogger("memory_assets.server")
 # optimize and prune (``WriteLane._due``): with the prune, the index stays within 2x compacted.
 DISK_GROWTH_SOFT = 1.5
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
+
+
+class UserBeingDeleted(RuntimeError):
+    """A request for a user whose deletion is running; nothing was done."""
+
+
+class LaneClosed(RuntimeError):
+    """A write for a lane closed by its user's deletion; nothing was done."""
 
 
 @dataclass
@@ -135,6 +149,17 @@ class WriteLane:
         self._due_after_index = False  # the table is due an optimize, as the job writing them found
         self._turns_indexed = asyncio.Event()
         self._turns_indexed.set()
+        self.closed = False
+
+    def close(self) -> None:
+        """No write after this: the background retries and the pending rows' timer are cancelled,
+        and a write asked for later is ``LaneClosed`` (the user's deletion; ``HomeCache.closed_for``)."""
+        self.closed = True
+        for task in list(self._retries):
+            task.cancel()
+        if self._index_timer is not None:
+            self._index_timer.cancel()
+            self._index_timer = None
 
     @property
     def busy(self) -> bool:
@@ -171,6 +196,8 @@ class WriteLane:
 
     def _enqueue(self, write: _Write) -> None:
         """``write`` at the end of the queue, the drain started if it is not running."""
+        if self.closed:
+            raise LaneClosed(f"{self.home.settings.home.name}: the user is being deleted")
         self._queue.append(write)
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._drain())
@@ -443,6 +470,7 @@ class HomeCache:
         self.batch_turns = batch_turns
         self._homes: OrderedDict[str, UserHome] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}  # one opening at a time per user
+        self._closed: set[str] = set()  # users being deleted: every request refused
         self.opened = 0  # homes opened since start
         self.closed = 0  # homes closed to keep the bound
 
@@ -469,6 +497,8 @@ class HomeCache:
         lock = self._opening.setdefault(user_id, asyncio.Lock())
         try:
             async with lock:
+                if user_id in self._closed:
+                    raise UserBeingDeleted(user_id)
                 home = self._homes.get(user_id)
                 if home is None:
                     home = await self._open(user_id, create)
@@ -501,6 +531,38 @@ class HomeCache:
         self.opened += 1
         self._evict()
         return home
+
+    @contextlib.asynccontextmanager
+    async def closed_for(self, user_id: str, wait_s: float = 60.0) -> AsyncIterator[None]:
+        """The user's home closed for the block (see the module docstring): new requests refused
+        (``UserBeingDeleted``), those in flight waited for (at most ``wait_s``, else
+        ``TimeoutError`` and the home stays open), the lane drained and closed, the home out of
+        the cache."""
+        lock = self._opening.setdefault(user_id, asyncio.Lock())
+        try:
+            async with lock:  # no opening of the user half done: one waiting for this sees it closed
+                if user_id in self._closed:
+                    raise UserBeingDeleted(user_id)
+                self._closed.add(user_id)
+        finally:
+            if not lock.locked():
+                self._opening.pop(user_id, None)
+        try:
+            home = self._homes.get(user_id)
+            if home is not None:
+                await asyncio.wait_for(self._drain(home), wait_s)
+                home.lane.close()
+                self._homes.pop(user_id, None)
+            yield
+        finally:
+            self._closed.discard(user_id)
+
+    @staticmethod
+    async def _drain(home: UserHome) -> None:
+        """Until no request uses the home and its lane holds nothing (its turns' rows written)."""
+        while home.in_use or home.lane.busy or home.read_lock.locked():
+            await home.lane.turns_indexed()  # the rows of its acknowledged turns: written now
+            await asyncio.sleep(0.02)
 
     async def flush(self) -> None:
         """Write the rows of every open home's acknowledged turns still pending (the server's stop:

@@ -184,18 +184,26 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
     async def status(user_id: User) -> dict[str, Any]:
         return await service.status(user_id)
 
+    @router.delete(
+        "/v1/users/{user_id}",
+        tags=["write"],
+        summary="Delete the user: the home and every trace at the root, irreversibly (confirm=true)",
+    )
+    async def delete_user(user_id: User, confirm: Annotated[bool, Query()] = False) -> dict[str, Any]:
+        return await service.delete_user(user_id, confirm=confirm)
+
     @router.api_route(
         "/v1/users/{rest:path}",
         methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
         include_in_schema=False,
     )
-    async def elsewhere(rest: str) -> None:
+    async def elsewhere(rest: str, request: Request) -> None:
         """A path no route above took: a user id holding a '/' (sent as %2F), or a wrong method."""
         m = USER_PATH.fullmatch(rest)
-        if m is None:
+        if m is None and request.method != "DELETE":
             raise ApiError(404, "not_found", "no such route", "see /docs or /openapi.json for the routes")
-        try:
-            check_user_id(m.group("user"))
+        try:  # a DELETE of a user whose id holds a '/' names it whole
+            check_user_id(m.group("user") if m is not None else rest.rstrip("/"))
         except UserIdError as exc:
             raise ApiError(400, "invalid_user_id", str(exc), f"use a user id of {USER_ID_RULE}") from None
         raise ApiError(405, "method_not_allowed", "this route does not take this method", "see /docs")

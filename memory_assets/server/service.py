@@ -11,7 +11,12 @@ core's errors become ``ApiError``s here, each with its status, code and fix.
 The model loads once, in the background, at start (``warm``); ``/ready`` says when it has. The
 start-up catch-up (``catch_up``) then sweeps every existing home through its lane, so an index
 left behind by a crash (a turn appended, its day not yet reindexed) is brought in line with the
-files before long, as the Dagster sensors would.
+files before long, as the Dagster sensors would. Before it, a deletion of a user that was cut
+short (a journal beside the homes) is finished.
+
+Deleting a user (``delete_user``) closes the user's home in the cache and refuses the user's
+requests (409 ``user_being_deleted``) while the core deletes the home and its traces at the root
+(``core/ops/delete_user.py``); its log line names the receipt, never the user.
 """
 
 import asyncio
@@ -34,9 +39,11 @@ from memory_assets.core.index.lineage import Lineage, trace_id
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError, make_embedder
+from memory_assets.core.ops.delete_user import delete_user, finish_deletions, plan, user_target
 from memory_assets.core.ops.status import home_status
 from memory_assets.core.ops.users import (
     USER_ID_RULE,
+    DeletionPending,
     UnknownUserError,
     UserIdError,
     list_users,
@@ -50,10 +57,11 @@ from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.remember import memory_turn
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
-from memory_assets.server.homes import HomeCache, UserHome
+from memory_assets.server.homes import HomeCache, LaneClosed, UserBeingDeleted, UserHome
 
 T = TypeVar("T")
 log = logging.getLogger("memory_assets.server")
+DELETER = "the memory service (deleting a user)"
 
 
 class MemoryService:
@@ -105,7 +113,14 @@ class MemoryService:
             await self.catch_up()
 
     async def catch_up(self) -> None:
-        """Sweep every existing home's index through its lane (see the module docstring)."""
+        """Finish the deletions cut short, then sweep every existing home's index through its lane
+        (see the module docstring)."""
+        try:
+            finished = await self.run(lambda: finish_deletions(self.root, holder=DELETER))
+            for receipt in finished:
+                log.info(f"finished a user's deletion cut short (receipt {receipt['receipt']})")
+        except Exception as exc:  # each is finished by its next DELETE too
+            log.error(f"finishing the deletions cut short failed: {type(exc).__name__}")
         users = await self.run(lambda: list_users(self.root))
         self.catch_up_state.update({"done": 0, "of": len(users), "finished": False, "errors": 0})
         for user_id in users:
@@ -220,6 +235,26 @@ class MemoryService:
                 "unforget the text, chat or day exactly as it was forgotten (case and spacing aside)",
             )
         return result
+
+    async def delete_user(self, user_id: str, *, confirm: bool) -> dict[str, Any]:
+        """Delete the user's home and every trace at the root, with the receipt; without
+        ``confirm`` a 400 saying what would go, nothing changed."""
+        with _errors(user_id):
+            if not confirm:
+                counted = await self.run(lambda: plan(user_target(self.root, user_id)))
+                raise ApiError(
+                    400,
+                    "confirmation_required",
+                    f"deleting user {user_id!r} removes {counted.describe('of the user')}; nothing was changed",
+                    f"send DELETE /v1/users/{user_id}?confirm=true to delete it: irreversible",
+                )
+            async with self.homes.closed_for(user_id):
+                receipt = await self.run(lambda: delete_user(self.root, user_id, holder=DELETER))
+        log.info(f"deleted a user's memory (receipt {receipt['receipt']})")
+        receipt["deletions_log"] = os.path.relpath(
+            receipt["deletions_log"], self.root
+        )  # the root's layout only
+        return receipt
 
     # -- reads --------------------------------------------------------------------------------
     async def _read(self, user_id: str, fn: Callable[[UserHome], T]) -> T:
@@ -382,8 +417,28 @@ def _translate(user_id: str, exc: Exception) -> Exception:
         return ApiError(
             404,
             "unknown_user",
-            f"user {user_id!r} has no memory yet",
+            f"user {user_id!r} has no memory (none was written yet, or it was deleted)",
             "write to it first (POST a turn or a memory for this user); reads never create a home",
+        )
+    if isinstance(exc, (UserBeingDeleted, LaneClosed)):
+        return ApiError(
+            409,
+            "user_being_deleted",
+            f"user {user_id!r} is being deleted; nothing was done",
+            "retry once the deletion has ended: the user then has no memory, and a write makes a new one",
+            {"Retry-After": "1"},
+        )
+    if isinstance(exc, DeletionPending):
+        return ApiError(
+            409, "deletion_pending", str(exc), "finish the deletion as the detail says, then retry"
+        )
+    if isinstance(exc, TimeoutError) and not isinstance(exc, LockTimeout):
+        return ApiError(
+            503,
+            "busy",
+            f"user {user_id!r}'s requests in flight did not end in time; nothing was deleted",
+            "retry shortly",
+            {"Retry-After": "1"},
         )
     if isinstance(exc, CursorError):
         return ApiError(422, "invalid_cursor", str(exc), "pass the previous page's next_cursor unchanged")
