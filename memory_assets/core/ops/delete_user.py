@@ -41,8 +41,9 @@ for good would be the one trace of the person left; no text of the user is ever 
 
 Killed anywhere, the next ``delete_user`` of that user (or ``finish_deletions``, which the
 memory service runs as it starts) continues from the journal, and the receipt still counts
-what was there at step 1 (``resumed: true``). While a journal is pending, a write cannot create
-the user's home again (``users.DeletionPending``); once it is gone, a write creates a new home.
+what was there at step 1 (``resumed: true``). While a journal is pending, the user's home is
+neither opened nor made again (``users.DeletionPending``); once it is gone, a write creates a
+new home.
 
 **Concurrency.** This process's searches' recall signals, written off the search's path, are
 flushed before the home moves, and a late one from another process makes nothing again

@@ -23,8 +23,8 @@ filter or reindex of one user can reach another's files or table.
 * ``open_user_home``: a ``Home`` over a user's home; ``create=True`` initialises it on the first
   write (``init_home``, idempotent), else ``UnknownUserError`` when the user has none. While a
   deletion of the user is pending (``core/ops/delete_user.py``: its journal beside the homes,
-  ``users/.deleting+<id>.json``), ``create=True`` is ``DeletionPending``: the home is not made
-  again until the deletion is finished.
+  ``users/.deleting+<id>.json``), opening it is ``DeletionPending``: the home is neither read
+  (a deletion was asked for) nor made again until the deletion is finished.
 
 The server (``memory_assets/server``) and the Dagster layer over every home of a root use these;
 nothing else builds a user's path.
@@ -76,7 +76,7 @@ class UnknownUserError(LookupError):
 
 
 class DeletionPending(RuntimeError):
-    """A write of a user whose deletion was cut short: finished first, then the home is new."""
+    """An opening of a user whose deletion was cut short: it is finished first."""
 
 
 DELETING_PREFIX = ".deleting+"
@@ -168,14 +168,14 @@ def open_user_home(
     otherwise a user without a home is ``UnknownUserError``. ``embedder``: one shared by every
     home of the process (the model loads once)."""
     settings = user_settings(root, user_id, env)
+    if deletion_journal(settings.home).exists():
+        raise DeletionPending(
+            f"the deletion of user {user_id!r} was cut short; it is finished by deleting the user "
+            f"again (DELETE /v1/users/{user_id}?confirm=true, or `memory-assets --root {root} erase "
+            f"--all --user {user_id} --yes`), or by the memory service's next start; then a write "
+            "makes a new home"
+        )
     if create:
-        if deletion_journal(settings.home).exists():
-            raise DeletionPending(
-                f"the deletion of user {user_id!r} was cut short; it is finished by deleting the user "
-                f"again (DELETE /v1/users/{user_id}?confirm=true, or `memory-assets --root {root} erase "
-                f"--all --user {user_id} --yes`), or by the memory service's next start; then a write "
-                "makes a new home"
-            )
         init_home(settings)
     elif not _initialised(settings):
         raise UnknownUserError(f"user {user_id!r} has no memory yet")

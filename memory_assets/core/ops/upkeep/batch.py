@@ -37,9 +37,9 @@ from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.upkeep.home_upkeep import StepResult, upkeep_home
 from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S, Outcome, record_outcome
 from memory_assets.core.ops.upkeep.work import Work
-from memory_assets.core.ops.users import UnknownUserError, open_user_home
+from memory_assets.core.ops.users import DeletionPending, UnknownUserError, open_user_home
 
-SKIPPED_GONE = "no home: the user was deleted since the batch was planned"
+SKIPPED_GONE = "no home: the user was deleted (or is being deleted) since the batch was planned"
 
 
 @dataclass
@@ -112,7 +112,7 @@ def run_batch(
                 )
         except UserHeld as held:
             entry.skipped = f"held by {held.holder}"
-        except UnknownUserError:
+        except (UnknownUserError, DeletionPending):
             entry.skipped = SKIPPED_GONE
         except Exception as exc:  # the user's, never the batch's
             entry.error = f"{type(exc).__name__}: {exc}"
