@@ -207,7 +207,7 @@ def forget(
     if retired.partial:
         where = ", ".join(_home_path(k) for k in retired.where.get(text, []))
         raise ReconcileError(
-            f"nothing forgotten: {text!r} appears only inside words (in {where}), never as whole words, "
+            f"nothing forgotten: the text appears only inside words (in {where}), never as whole words, "
             "so it would hide nothing and no tombstone was written. Forget whole words or the fact's "
             "full text (`memory-assets search` shows it), or its row with `forget --id ROW`"
         )
@@ -234,7 +234,7 @@ def forget(
 def _refuse_wide(found: Reach, settings: Settings, verb: str) -> None:
     if found.too_wide(settings.forget_max_share):
         raise ReachError(
-            f"{verb}: {found.text!r} is held by {len(found.places)} of the home's {found.total} lines and "
+            f"{verb}: the text is held by {len(found.places)} of the home's {found.total} lines and "
             f"turns ({found.share:.0%}, over MEMORY_FORGET_MAX_SHARE={settings.forget_max_share:.0%}); "
             f"nothing was changed. A text that common is rarely what a person means: give a longer, "
             f"more specific text, or pass --force to {verb} it everywhere"

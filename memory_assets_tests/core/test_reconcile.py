@@ -255,7 +255,7 @@ def test_forget_of_a_part_of_a_fact_hides_every_row_that_holds_it_and_unforget_b
     # Text only inside words would hide nothing: refused, no tombstone.
     code = main([*home, "forget", "romorx"])
     _, err = capsys.readouterr()
-    assert code == 2 and "nothing forgotten: 'romorx' appears only inside words" in err
+    assert code == 2 and "nothing forgotten: the text appears only inside words" in err
     assert "archive/2026-11-20.md" in err
     assert not settings.tombstones_path.exists()
 

@@ -56,6 +56,7 @@ from memory_assets.core.dream.vault_files import (
     real_path,
 )
 from memory_assets.core.durable import file_lock, write_atomic
+from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.settings import Settings
 from memory_assets.core.text import excerpt, normalise
 
@@ -173,6 +174,24 @@ def fact_candidates(text: str) -> list[str]:
     bare = _BRACKETS.sub("", _LINE_PREFIX.sub("", whole)).strip()
     untagged = _TAG_GROUP.sub("", bare).strip()
     return list(dict.fromkeys(c for c in (whole, bare, untagged) if c))
+
+
+# What the agent sees in place of a page's line that holds a forgotten text (see ``_mask``).
+FORGOTTEN_LINE = "(a line a person asked to forget: keep this line as it is)"
+
+
+def _unmask(content: str, hidden: list[str]) -> str:
+    """A page the agent wrote, with each ``FORGOTTEN_LINE`` put back as the line it stands for, in
+    order; hidden lines the agent left out are kept at the end of the page (forgetting keeps the
+    markdown's history: only ``unforget`` or ``erase`` decide what becomes of them)."""
+    if not hidden:
+        return content
+    queue = list(hidden)
+    lines = [queue.pop(0) if line == FORGOTTEN_LINE and queue else line for line in content.split("\n")]
+    lines = [line for line in lines if line != FORGOTTEN_LINE]
+    if queue:
+        lines = [*lines[: len(lines) - (1 if lines and lines[-1] == "" else 0)], *queue, ""]
+    return "\n".join(lines)
 
 
 class VaultTools:
@@ -376,6 +395,19 @@ class VaultTools:
                     found.append((rel, path))
         yield from sorted(found)
 
+    def _mask(self, text: str) -> tuple[str, list[str]]:
+        """``text`` with each line that holds a forgotten text replaced by ``FORGOTTEN_LINE``, and the
+        lines so replaced, in order: the agent (a model, perhaps remote) is never shown what a person
+        forgot, and its writes keep those lines where they were (``_unmask``)."""
+        tombs = read_tombstones(self.settings.tombstones_path)
+        if not len(tombs):
+            return text, []
+        lines = text.split("\n")
+        hidden = [line for line in lines if line.strip() and tombs.line_hidden(line)]
+        if not hidden:
+            return text, []
+        return "\n".join(FORGOTTEN_LINE if line in hidden else line for line in lines), hidden
+
     # -- the tools ---------------------------------------------------------------------------------
     def read(self, path: str, offset: int = 0) -> str:
         target, rel = self._resolve(path, write=False)
@@ -384,7 +416,7 @@ class VaultTools:
         data = read_regular(target, rel, MAX_READ_BYTES)
         if data is None:
             raise ToolError(f"{rel} does not exist; list pages with glob, e.g. glob('**/*.md')")
-        text = data.decode("utf-8", errors="replace")
+        text, _ = self._mask(data.decode("utf-8", errors="replace"))
         start = max(0, offset)
         if start and start >= len(text):
             raise ToolError(f"offset {offset} is past the end of {rel} ({len(text)} characters)")
@@ -397,6 +429,10 @@ class VaultTools:
 
     def write(self, path: str, content: str) -> str:
         target, rel = self._resolve(path, write=True)
+        current = read_regular(target, rel) if target.is_file() else None
+        if current is not None:
+            _, hidden = self._mask(current.decode("utf-8", errors="replace"))
+            content = _unmask(content, hidden)
         data = content.encode("utf-8")
         if len(data) > self.max_write_bytes:
             raise ToolError(
@@ -424,7 +460,7 @@ class VaultTools:
             if before is None:
                 raise ToolError(f"{rel} does not exist; create it with write")
             try:
-                text = before.decode("utf-8")
+                text, hidden = self._mask(before.decode("utf-8"))
             except UnicodeDecodeError:
                 raise ToolError(f"{rel} is not valid UTF-8; replace it whole with write") from None
             count = text.count(old)
@@ -435,7 +471,7 @@ class VaultTools:
                 )
             if count > 1:
                 raise ToolError(f"`old` occurs {count} times in {rel}; include more surrounding text")
-            data = text.replace(old, new, 1).encode("utf-8")
+            data = _unmask(text.replace(old, new, 1), hidden).encode("utf-8")
             if len(data) > self.max_write_bytes:
                 raise ToolError(f"the page would be {len(data)} bytes; at most {self.max_write_bytes}")
             if data == before:
@@ -476,9 +512,9 @@ class VaultTools:
                 data = read_regular(path, rel, MAX_GREP_FILE_BYTES)
             except ToolError:
                 continue  # swapped for something grep does not read since the walk listed it
-            text = (data or b"").decode("utf-8", errors="replace")
+            text, _ = self._mask((data or b"").decode("utf-8", errors="replace"))
             for number, line in enumerate(text.splitlines(), start=1):
-                if clock.search(compiled, line):
+                if line != FORGOTTEN_LINE and clock.search(compiled, line):
                     total += 1
                     if len(lines) < MAX_GREP_MATCHES:
                         shown = line if len(line) <= MAX_GREP_LINE else line[:MAX_GREP_LINE] + "..."

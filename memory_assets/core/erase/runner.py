@@ -149,7 +149,7 @@ def _check_request(settings: Settings, request: Request, force: bool) -> None:
             raise EraseError(str(exc)) from exc
         if not found.places:
             raise EraseError(
-                f"no line or turn of this home holds {request.text!r} (case and spacing aside); nothing "
+                "no line or turn of this home holds the text (case and spacing aside); nothing "
                 "to erase. `memory-assets search` shows what the memory holds"
             )
         if found.too_wide(settings.forget_max_share) and not force:

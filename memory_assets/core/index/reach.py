@@ -83,7 +83,7 @@ def check_text(text: str | None, verb: str) -> str:
         raise ReachError(f"{verb} needs a text (or --id ROW, --chat ID, --day YYYY-MM-DD); it was empty")
     if len(claim_core(text)) < MIN_HELD_CHARS:
         raise ReachError(
-            f"{verb}: {text!r} is under {MIN_HELD_CHARS} characters; it would match words inside "
+            f"{verb}: the text is under {MIN_HELD_CHARS} characters; it would match words inside "
             "unrelated text. Give the whole fact, or a longer part of it"
         )
     return text

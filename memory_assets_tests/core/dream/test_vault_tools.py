@@ -120,3 +120,35 @@ def test_a_hard_link_is_never_read_through_and_a_name_with_a_control_character_i
         assert answer.startswith(f"error: the path {name!r} holds a control character"), answer
     assert sorted(p for p in settings.notebook_dir.rglob("*")) == before
     assert tools.call("write", {"path": "2_Wiki/Plain name.md", "content": "ok\n"}).startswith("created")
+
+
+def test_the_agent_is_never_shown_a_forgotten_line_and_its_writes_keep_it(settings: Settings) -> None:
+    """A page line that holds a forgotten text is a placeholder to the agent (read, grep); a write or
+    an edit of the page puts the line back where the placeholder is, or at the end when the agent
+    left it out: the dream's prompt never serves it, and the markdown keeps its history."""
+    from memory_assets.core.dream.vault_tools import FORGOTTEN_LINE, VaultTools
+    from memory_assets.core.knowledge.tombstones import append_tombstone
+
+    page = settings.notebook_dir / "3_Personal" / "Personal.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(
+        "## Key Facts\n\n- Lives in Lisbon.\n- Their passport number is XK7741239.\n- Has a cat.\n"
+    )
+    append_tombstone(settings.tombstones_path, "Their passport number is XK7741239.", claims=True)
+    tools = VaultTools(settings)
+    shown = tools.call("read", {"path": "3_Personal/Personal.md"})
+    assert "XK7741239" not in shown and FORGOTTEN_LINE in shown and "Lives in Lisbon." in shown
+    assert "no line matches" in tools.call("grep", {"pattern": "XK7741239"})
+    edited = tools.call(
+        "edit", {"path": "3_Personal/Personal.md", "old": "- Has a cat.", "new": "- Has two cats."}
+    )
+    assert edited.startswith("edited"), edited
+    assert page.read_text() == (
+        "## Key Facts\n\n- Lives in Lisbon.\n- Their passport number is XK7741239.\n- Has two cats.\n"
+    )
+    assert tools.call(
+        "write", {"path": "3_Personal/Personal.md", "content": shown.replace("Lisbon", "Porto")}
+    )
+    assert "- Lives in Porto.\n- Their passport number is XK7741239.\n" in page.read_text()
+    tools.call("write", {"path": "3_Personal/Personal.md", "content": "## Key Facts\n\n- Lives in Porto.\n"})
+    assert page.read_text() == "## Key Facts\n\n- Lives in Porto.\n- Their passport number is XK7741239.\n"

@@ -34,11 +34,35 @@ def holders(root: Path, needle: str) -> list[str]:
 Runner = Callable[..., tuple[int, Any]]
 
 
+def _legacy_row(settings: Settings, text: str, when: datetime) -> None:
+    """A row as the assistant wrote it before this project (no source file): what ``legacy export``
+    then appends to a daily log. The test plays that old writer, adding to the table directly."""
+    from memory_assets.core.models.embedder import shared_embedder
+
+    table = MemoryStore.of(settings).table()
+    vector = shared_embedder().embed([text])[0]
+    table.add(
+        [
+            {
+                "id": "legacy-planted",
+                "content": text,
+                "vector": [float(x) for x in vector],
+                "user_id": settings.user_id,
+                "metadata": json.dumps({"category": "personal"}),
+                "importance": 0.5,
+                "created_at": when.replace(tzinfo=None),
+                "updated_at": when.replace(tzinfo=None),
+            }
+        ]
+    )
+
+
 def planted_home(
     settings: Settings, capsys: pytest.CaptureFixture[str] | None = None, cli: Runner | None = None
 ) -> Path:
     """A home where every path that writes put ``SECRET``: a turn, a remember, an ingested
-    transcript, the dream's page and MEMORY.md's promotion, the dedup report. ``cli`` runs a
+    transcript, an assistant-era row exported to a log, the dream's page and MEMORY.md's promotion,
+    the dedup report. ``cli`` runs a
     command (default: in process, read through ``capsys``)."""
     home = settings.home
 
@@ -96,6 +120,8 @@ def planted_home(
         + "\n"
     )
     assert run(home, "ingest-transcripts", capsys=capsys)[0] == 0
+    _legacy_row(settings, f"Old assistant note: passport {SECRET} renewed", before)
+    assert run(home, "legacy", "export", capsys=capsys)[0] == 0
     assert run(home, "dream", "--force", "--all", capsys=capsys)[0] == 0
     assert run(home, "dedup-report", "--html", str(settings.dedup_dir / "report.html"), capsys=capsys)[0] == 0
     assert run(home, "search", SECRET, "--no-embed", capsys=capsys)[1]
