@@ -1,26 +1,28 @@
-"""A home's index during a day of paced turns, against its compacted size (issue 34, item 5).
+"""A home's index during a day of paced turns, against its compacted size (issues 34 and 40).
 
-    .venv/bin/python benchmarks/paced_day.py                      # 300 turns, one every 2 s
-    .venv/bin/python benchmarks/paced_day.py --turns 100 --pace 1 --json
+    .venv/bin/python benchmarks/paced_day.py --turns 150 --pace 1     # 150 turns, one a second
+    .venv/bin/python benchmarks/paced_day.py --turns 150 --pace 2 --json
 
-Two real ``memory-assets serve`` processes (this tree), each on a fresh home, get the same turns
-(LongMemEval-S's dev sample under ``../shared/data/longmemeval-dev/`` when it is there, else the
-extraction corpus), posted one at a time, at most one every ``--pace`` seconds, the order
-alternating: the acknowledgement path as an assistant calls it, with the server's own write lane
-indexing each turn and optimizing the table when its bounds call for it.
+Two real ``memory-assets serve`` processes, each on a fresh home, get the same turns
+(LongMemEval-S's dev sample, ``--longmemeval DIR``, by default ``../shared/data/longmemeval-dev/``
+when it is there, else the extraction corpus), posted one at a time, at most one every ``--pace``
+seconds, the order alternating: the acknowledgement path as an assistant calls it, with the
+server's own write lane indexing each turn and optimizing and pruning the table as it decides.
 
-* **before**: the lane as it was, its optimize keeping a day of versions
-  (``MEMORY_LANE_VERSION_RETENTION_S`` = 86400, what ``MEMORY_VERSION_RETENTION_DAYS`` gave it);
-* **after**: the product's default.
+* **before**: the code at ``--before REV`` (default ``015eb0a``: the lane pruning every version
+  but the latest right after each optimize), served from a temporary ``git worktree`` of it
+  with its own defaults (``--before-env KEY=VALUE`` adds settings, e.g. the day's retention
+  ``MEMORY_LANE_VERSION_RETENTION_S=86400`` of issue 34's "before");
+* **after**: this tree with the product's defaults (``--after-env KEY=VALUE`` adds settings).
 
-A sampler thread reads each home's index directory every ``--sample-every`` seconds (its bytes,
-as ``du`` counts them, while the server writes) and, every ``--compact-every`` samples, a
-*compacted reference*: the directory copied and optimized with every version but the latest
-pruned (``cleanup_older_than=0``), as a home left alone would be. A sample's ratio is its bytes
-over the most recent reference taken before it: a home only grows during the day, so an older
-reference is smaller and the ratio errs high, never low. ``disk_peak_ratio`` is the largest
-ratio of any sample after the warm-up turns (target: at most 2x at every sample);
-``peak_over_final`` is the day's largest sample over the home compacted at the end of the day.
+Each home's index directory is sampled every ``--sample-every`` seconds (its bytes, as ``du``
+counts them, while the server writes), and, as often as a copy can be made, a *compacted
+reference*: the directory copied and optimized with every version but the latest pruned
+(``cleanup_older_than=0``), as a home left alone would be. A sample's ratio is its bytes over the
+most recent reference taken before it: a home only grows during the day, so an older reference
+is smaller and the ratio errs high, never low. ``disk_peak_ratio`` is the largest ratio of any
+sample after the warm-up turns (target: at most 2x at every sample); ``peak_over_final`` is the
+day's largest sample over the home compacted at the end of the day.
 
 ``measure_paced_day`` is what ``bench_upkeep.py`` calls for its ``disk_peak_ratio``.
 """
@@ -41,14 +43,22 @@ from typing import Any
 
 import httpx
 
+import bench_server
 from _common import log, table
-from bench_server import LONGMEMEVAL, Server, corpus_turns, longmemeval_turns
+from bench_server import (
+    Server,
+    baseline_worktree,
+    corpus_turns,
+    describe_code,
+    longmemeval_turns,
+    remove_worktree,
+)
 from memory_assets.core.ops.users import user_settings
 
 USER = "paced"
 WARM_TURNS = 5
 TARGET = 2.0
-BEFORE_ENV = {"MEMORY_LANE_VERSION_RETENTION_S": str(24 * 3600)}
+BEFORE_REV = "015eb0a"  # main before issue 40: the lane pruned every version but the latest at once
 
 
 def tree_bytes(path: Path) -> int:
@@ -91,35 +101,48 @@ class Side:
     server: Server
     index_dir: Path
     table_name: str
-    samples: list[tuple[float, int, float | None]] = field(default_factory=list)  # (t, bytes, ratio)
-    references: list[tuple[float, int]] = field(default_factory=list)
+    samples: list[tuple[float, int]] = field(default_factory=list)  # (t, bytes)
+    references: list[tuple[float, int]] = field(default_factory=list)  # (t, compacted bytes)
+
+    def ratios(self) -> list[tuple[float, int, int]]:
+        """(t, bytes, reference) of every sample with a reference taken before it."""
+        out, k = [], -1
+        for t, size in self.samples:
+            while k + 1 < len(self.references) and self.references[k + 1][0] <= t:
+                k += 1
+            if k >= 0:
+                out.append((t, size, self.references[k][1]))
+        return out
 
 
-def sampler(
-    sides: list[Side], stop: threading.Event, every: float, compact_every: int, scratch: Path
-) -> None:
-    k = 0
+def sampler(sides: list[Side], stop: threading.Event, every: float) -> None:
+    """Each side's directory bytes, every ``every`` seconds."""
     while not stop.is_set():
         for side in sides:
-            if not side.index_dir.exists():
-                continue
-            if k % compact_every == 0:
-                ref = compacted_bytes(side.index_dir, side.table_name, scratch / side.name)
-                if ref is not None:
-                    side.references.append((time.monotonic(), ref))
-            size = tree_bytes(side.index_dir)
-            ref = side.references[-1][1] if side.references else None
-            side.samples.append((time.monotonic(), size, size / ref if ref else None))
-        k += 1
+            if side.index_dir.exists():
+                side.samples.append((time.monotonic(), tree_bytes(side.index_dir)))
         stop.wait(every)
+
+
+def referencer(side: Side, stop: threading.Event, scratch: Path) -> None:
+    """The side's compacted reference, again and again (each takes a copy and an optimize)."""
+    while not stop.is_set():
+        if side.index_dir.exists():
+            taken = time.monotonic()
+            ref = compacted_bytes(side.index_dir, side.table_name, scratch / side.name)
+            if ref is not None:
+                side.references.append((taken, ref))
+        stop.wait(0.2)
 
 
 def measure_paced_day(
     turns: int = 300,
     pace_s: float = 2.0,
     work: Path | None = None,
-    sample_every_s: float = 1.0,
-    compact_every: int = 1,
+    sample_every_s: float = 0.2,
+    before_rev: str = BEFORE_REV,
+    before_env: dict[str, str] | None = None,
+    after_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The paced day on both sides; the figures of each, ``disk_peak_ratio`` etc. of "after" at
     the top level (what bench_upkeep prints)."""
@@ -127,30 +150,38 @@ def measure_paced_day(
 
     work = Path(tempfile.mkdtemp(prefix="paced-")) if work is None else work
     work.mkdir(parents=True, exist_ok=True)
-    posted = longmemeval_turns(turns) if LONGMEMEVAL.exists() else corpus_turns(turns)
+    posted = longmemeval_turns(turns) if bench_server.LONGMEMEVAL.exists() else corpus_turns(turns)
     warm = corpus_turns(WARM_TURNS)
-    envs = {"before": BEFORE_ENV, "after": {}}
+    tree = baseline_worktree(before_rev, work)
+    codes = {"before": tree, "after": bench_server.REPO}
+    envs = {"before": before_env or {}, "after": after_env or {}}
     sides: list[Side] = []
+    out: dict[str, Any] = {"turns": len(posted), "pace_s": pace_s, "sides": {}, "code": {}}
     try:
         for name, env in envs.items():
             root = work / name / "root"
             root.mkdir(parents=True, exist_ok=True)
             settings = user_settings(root, USER)
-            server = Server(root, env=env)
+            server = Server(root, env=env, code=codes[name])
+            imported = server.imported_from()
+            if imported.parent.resolve() != codes[name].resolve():
+                raise SystemExit(f"the {name} server imported {imported}, not the checkout {codes[name]}")
+            out["code"][name] = f"{describe_code(imported.parent)}" + (f" with {env}" if env else "")
             sides.append(Side(name, server, Path(settings.index_uri), settings.table_name))
-            log(f"paced day, {name}: server ready in {server.ready_s:.1f} s")
+            log(f"paced day, {name}: {out['code'][name]}; server ready in {server.ready_s:.1f} s")
         clients = {s.name: httpx.Client(base_url=s.server.url, timeout=120) for s in sides}
         try:
             for t in warm:
                 for c in clients.values():
                     c.post(f"/v1/users/{USER}/turns", json=t.body()).raise_for_status()
             stop = threading.Event()
-            thread = threading.Thread(
-                target=sampler,
-                args=(sides, stop, sample_every_s, compact_every, work / "scratch"),
-                daemon=True,
-            )
-            thread.start()
+            threads = [threading.Thread(target=sampler, args=(sides, stop, sample_every_s), daemon=True)]
+            threads += [
+                threading.Thread(target=referencer, args=(side, stop, work / "scratch"), daemon=True)
+                for side in sides
+            ]
+            for thread in threads:
+                thread.start()
             log(f"paced day: {len(posted)} turns, one every {pace_s:g} s, to both servers")
             began = time.perf_counter()
             for i, t in enumerate(posted):
@@ -160,31 +191,30 @@ def measure_paced_day(
                     clients[side.name].post(f"/v1/users/{USER}/turns", json=t.body()).raise_for_status()
                 if (i + 1) % 50 == 0:
                     log(f"paced day: {i + 1} turns")
-            time.sleep(max(5.0, 3 * sample_every_s))  # the lane's last group and optimize land
+            time.sleep(5.0)  # the lane's last group and optimize land
             stop.set()
-            thread.join()
+            for thread in threads:
+                thread.join()
         finally:
             for c in clients.values():
                 c.close()
     finally:
         for side in sides:
             side.server.stop()
-    out: dict[str, Any] = {"turns": len(posted), "pace_s": pace_s, "sides": {}}
+        remove_worktree(tree)
     for side in sides:
         final = compacted_bytes(side.index_dir, side.table_name, work / "scratch" / side.name) or 0
-        ratios = [r for _, _, r in side.samples if r is not None]
-        peak = max(b for _, b, _ in side.samples)
+        rated = side.ratios()
+        ratios = [b / r for _, b, r in rated]
+        peak = max(b for _, b in side.samples)
+        start = side.samples[0][0]
         out["sides"][side.name] = {
-            "samples": len(side.samples),
+            "samples": len(rated),
             "references": len(side.references),
             "disk_peak_ratio": max(ratios),
             "samples_over_target": sum(r > TARGET for r in ratios),
             # (seconds into the day, bytes, reference bytes) of each sample over the target
-            "over_target": [
-                [round(t - side.samples[0][0], 1), b, round(b / r)]
-                for t, b, r in side.samples
-                if r is not None and r > TARGET
-            ][:20],
+            "over_target": [[round(t - start, 1), b, r] for t, b, r in rated if b / r > TARGET][:20],
             "peak_bytes": peak,
             "end_bytes": tree_bytes(side.index_dir),
             "compacted_bytes": final,
@@ -196,17 +226,38 @@ def measure_paced_day(
     return out
 
 
+def _env(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"{pair!r}: give settings as KEY=VALUE")
+        out[key] = value
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=300, help="turns of the day (300)")
     parser.add_argument("--pace", type=float, default=2.0, help="seconds between turns (2)")
-    parser.add_argument("--sample-every", type=float, default=1.0, help="seconds between samples (1)")
-    parser.add_argument("--compact-every", type=int, default=1, help="samples between references (1)")
+    parser.add_argument("--sample-every", type=float, default=0.2, help="seconds between samples (0.2)")
+    parser.add_argument("--before", default=BEFORE_REV, help=f"the code of the before side ({BEFORE_REV})")
+    parser.add_argument("--before-env", action="append", default=[], help="KEY=VALUE for the before server")
+    parser.add_argument("--after-env", action="append", default=[], help="KEY=VALUE for the after server")
+    parser.add_argument("--longmemeval", help="the LongMemEval-S dev sample's directory")
     parser.add_argument("--work", help="a directory for the homes (default: a temporary one)")
     parser.add_argument("--json", action="store_true", help="every figure as JSON on the last line")
     args = parser.parse_args()
+    if args.longmemeval:
+        bench_server.LONGMEMEVAL = Path(args.longmemeval)
     out = measure_paced_day(
-        args.turns, args.pace, Path(args.work) if args.work else None, args.sample_every, args.compact_every
+        args.turns,
+        args.pace,
+        Path(args.work) if args.work else None,
+        args.sample_every,
+        args.before,
+        _env(args.before_env),
+        _env(args.after_env),
     )
     rows = [
         [
@@ -222,6 +273,8 @@ def main() -> int:
         for name, s in out["sides"].items()
     ]
     print(f"{out['turns']} turns, one every {out['pace_s']:g} s (target: every sample at most {TARGET:g}x)")
+    for name, code in out["code"].items():
+        print(f"{name}: {code}")
     print(
         table(
             rows,

@@ -56,11 +56,15 @@ class Settings:
     embedding_api_key: str | None = field(default=None, repr=False)
     recall_log_max_bytes: int = 5_000_000  # the recall log rotates (one previous file kept) past this size
     version_retention_days: float = 1.0  # optimize prunes table versions older than this
-    # The service's write lane optimizes a home's table as its turns arrive (about every 8 turns)
-    # and then, with the home's reads held off, prunes the versions older than this many seconds:
-    # 0 (the default) keeps the latest only. A day of versions, kept while turns come every few
-    # seconds, held every old compaction's files: 6x to 88x the compacted table (issue 34).
-    lane_version_retention_s: float = 0.0
+    # How long a version a read may be on is kept after a newer one replaced it (design §8.6).
+    # The service's write lane optimizes a home's table as its turns arrive and then prunes every
+    # version but the latest once no read of the table, in any process, is in flight
+    # (core/index/table_reads.py); a read still in flight after the prune's wait keeps the
+    # versions replaced within this time, and the lane prunes them once it has passed. Every
+    # other prune (an optimize's) keeps them this long too. Default 60 s: above the longest read
+    # measured, a whole 100k-row table read while the machine is loaded (14 s, design §9), and the
+    # read again it may need (docs/benchmarks.md, "Reads from other processes"); 0 keeps none.
+    lane_version_retention_s: float = 60.0
     # forget and erase refuse (unless forced) a text held by more than this share of the home's
     # lines and turns: forgetting or erasing a common word is a mistake, not a request.
     forget_max_share: float = 0.05
@@ -232,7 +236,7 @@ class Settings:
             recall_log_max_bytes=_number(env, overrides, "MEMORY_RECALL_LOG_MAX_BYTES", 5_000_000, int),
             version_retention_days=_number(env, overrides, "MEMORY_VERSION_RETENTION_DAYS", 1.0, float),
             lane_version_retention_s=_number(
-                env, overrides, "MEMORY_LANE_VERSION_RETENTION_S", 0.0, float, zero_ok=True
+                env, overrides, "MEMORY_LANE_VERSION_RETENTION_S", 60.0, float, zero_ok=True
             ),
             forget_max_share=_share(env, overrides, "MEMORY_FORGET_MAX_SHARE", 0.05),
             search_max_chars=_number(env, overrides, "MEMORY_SEARCH_MAX_CHARS", 2000, int),

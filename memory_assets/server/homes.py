@@ -61,7 +61,6 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,6 +89,8 @@ log = logging.getLogger("memory_assets.server")
 # The lane optimizes a table whose directory grew past this many times its size after the last
 # optimize and prune (``WriteLane._due``): with the prune, the index stays within 2x compacted.
 DISK_GROWTH_SOFT = 1.5
+# The prune after an optimize's retention comes this long after the retention has passed.
+PRUNE_AFTER_RETENTION_S = 1.0
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
 
 
@@ -108,6 +109,7 @@ class _Write:
     job: Callable[[], Any] | None = None
     what: str = "job"  # what the root's change feed is told the job wrote
     gated: bool = False  # runs with the home's reads held off (the lane's read gate)
+    prune: bool = False  # a prune (``_prune``): another follows when it had to keep versions
 
 
 class WriteLane:
@@ -135,6 +137,9 @@ class WriteLane:
         self._optimized_at = time.time()  # what optimize_reasons compares with (the sensor's cursor)
         self._optimized_version: int | None = None
         self._optimizing = False
+        # the prune once the retention has passed, after a prune that kept versions for reads
+        self._prune_timer: asyncio.TimerHandle | None = None
+        self._pruned_held = False  # the last prune kept versions for reads in flight
         self.groups = 0  # groups of turns written (one process_turns call each)
         self.optimized = 0  # optimizes the lane ran
         self.pruned = 0  # prunes after them that removed the old versions
@@ -214,6 +219,8 @@ class WriteLane:
                             _settle(write, await self.run(lambda job=job, w=write.what: self._noted(job, w)))
                     except Exception as exc:
                         _settle(write, exc)
+                    if write.prune and self._pruned_held:  # reads were in flight: what they may be
+                        self._prune_later()  # on goes once the retention has passed
                     self._after_job()
                     continue
                 group: list[_Write] = []
@@ -239,11 +246,26 @@ class WriteLane:
 
     def _queue_optimize(self) -> None:
         """The optimize as the lane's next job, after the writes already queued (once at a time),
-        and the prune of the versions it left right after it."""
+        and the prune of the versions it replaced right after it (``_prune``)."""
         if not self._optimizing:
             self._optimizing = True
             self._queue.append(_Write(self._future(), job=self._optimize))
-            self._queue.append(_Write(self._future(), job=self._prune, gated=True))
+            self._queue.append(_Write(self._future(), job=self._prune, gated=True, prune=True))
+
+    def _prune_later(self) -> None:
+        """A prune queued once the retention has passed since now (one at a time), after a prune
+        that kept versions for the reads in flight: what they may be on leaves the disk then,
+        whether or not another turn comes."""
+        if self._prune_timer is not None:
+            self._prune_timer.cancel()
+        wait = self.home.settings.lane_version_retention_s + PRUNE_AFTER_RETENTION_S
+        self._prune_timer = asyncio.get_running_loop().call_later(wait, self._queue_prune)
+
+    def _queue_prune(self) -> None:
+        self._prune_timer = None
+        if not self._optimizing:
+            self._optimizing = True
+            self._enqueue(_Write(self._future(), job=self._prune, gated=True, prune=True))
 
     def _index_turns_next(self, results: list[Any]) -> None:
         """After a group's answers: its turns' transcripts are pending, to be indexed by a job of
@@ -411,23 +433,23 @@ class WriteLane:
             self._optimized_at = time.time()
 
     def _prune(self) -> None:
-        """Right after the optimize, with this home's reads held off (the job is gated) and its
-        upkeep exclusion held (so no Dagster run on this home reads a version as it goes): the
-        versions older than ``MEMORY_LANE_VERSION_RETENTION_S`` (default 0: all but the latest)
-        pruned. The optimize keeps the day's versions, so that a reader anywhere never loses the
-        version it reads; each compaction rewrites the table, and every version before it holds
-        the old files, so without this prune a day of turns kept 6x to 88x the compacted table
-        (benchmarks/paced_day.py). A home held by its upkeep is pruned after a later optimize.
-        A read from another process that holds neither (``memory-assets search`` while the service
-        writes that home) can still meet a version pruned under it: it fails, and a retry reads
-        the latest."""
+        """Right after the optimize, with this home's reads in the service held off (the job is
+        gated) and its upkeep exclusion held (no Dagster run on this home is between steps): every
+        version but the latest pruned, and the files only they held, once no read of the table in
+        any process is in flight (``Indexer.prune_versions``: it waits for them, a moment, with new
+        reads waiting). The optimize keeps the day's versions; each compaction rewrites the new
+        rows and the indexes, and every version before it holds the old files, so without this
+        prune a day of turns kept 6x to 88x the compacted table (benchmarks/paced_day.py). When
+        reads were still in flight, the versions replaced within ``MEMORY_LANE_VERSION_RETENTION_S``
+        stay, and the lane prunes again once it has passed (``_prune_later``). A home held by its
+        upkeep is pruned after a later optimize."""
+        self._pruned_held = False
         try:
             settings = self.home.settings
-            older_than = timedelta(seconds=settings.lane_version_retention_s)
-            if older_than < timedelta(days=settings.version_retention_days):
-                with exclusive(settings, "the memory service (pruning versions)", timeout=0):
-                    if self.home.indexer_without_embedder().prune_versions(older_than):
-                        self.pruned += 1
+            with exclusive(settings, "the memory service (pruning versions)", timeout=0):
+                pruned = self.home.indexer_without_embedder().prune_versions()
+                self.pruned += pruned.done
+                self._pruned_held = pruned.held
         except UserHeld:
             pass
         except Exception as exc:

@@ -62,7 +62,7 @@ def test_the_float_settings_are_the_ones_expected() -> None:
 
 
 def test_the_lanes_retention_may_be_zero_and_not_negative(tmp_path: Path) -> None:
-    assert Settings.load(tmp_path, env={}).lane_version_retention_s == 0.0  # all but the latest
+    assert Settings.load(tmp_path, env={}).lane_version_retention_s == 60.0  # a read's time, and more
     assert Settings.load(tmp_path, env={"MEMORY_LANE_VERSION_RETENTION_S": "0"}).lane_version_retention_s == 0
     with pytest.raises(SettingsError, match="^MEMORY_LANE_VERSION_RETENTION_S="):
         Settings.load(tmp_path, env={"MEMORY_LANE_VERSION_RETENTION_S": "-1"})

@@ -203,9 +203,9 @@ async def _until(done: Callable[[], bool], what: str) -> None:
 
 
 def test_the_lane_prunes_the_versions_its_optimize_left(tmp_path: Path, embedder: Embedder) -> None:
-    """Each optimize compacts by rewriting the table; the versions before it hold the old files.
-    Pruned right after, the index stays within 2x of the home compacted (a day's versions kept:
-    6x and more, benchmarks/paced_day.py)."""
+    """Each optimize compacts by rewriting the new rows and the indexes; the versions before it hold
+    the old files. Pruned right after (no read in flight), the index stays within 2x of the home
+    compacted (a day's versions kept: 6x and more, benchmarks/paced_day.py)."""
     from memory_assets.core.index.freshness import FRAGMENTS_SOFT
 
     homes = cache(tmp_path, embedder)
@@ -226,6 +226,56 @@ def test_the_lane_prunes_the_versions_its_optimize_left(tmp_path: Path, embedder
     compacted = _compacted_bytes(index_dir, settings.table_name, tmp_path / "compacted")
     assert optimized >= 2 and pruned == optimized
     assert as_left <= 2 * compacted, (as_left, compacted)
+
+
+def test_a_prune_keeps_what_a_read_in_flight_may_be_on_until_the_retention_passed(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read elsewhere holds the table's reads past the prune's wait: the prune keeps the versions
+    replaced within the retention (``MEMORY_LANE_VERSION_RETENTION_S``), and the lane prunes again
+    once it has passed, whether or not another turn comes: the index is back within 2x."""
+    from memory_assets.core.index import table_reads
+
+    monkeypatch.setenv("MEMORY_LANE_VERSION_RETENTION_S", "3")
+    homes = cache(tmp_path, embedder)
+    settings = user_settings(tmp_path, "hal")
+    index_dir = Path(settings.index_uri)
+    reading, done = threading.Event(), threading.Event()
+
+    def a_long_read() -> None:  # another thread: its own lock, as another process's
+        with table_reads.reading(settings.index_uri, settings.table_name):
+            reading.set()
+            done.wait(30)
+
+    async def scenario() -> tuple[int, int, int]:
+        async with homes.use("hal", create=True) as home:
+            lane = home.lane
+            for i in range(4):
+                await lane.turn(*said(f"Sowed carrots in bed {i}"))
+                await lane.turns_indexed()
+            while lane.busy or lane._optimizing:
+                await asyncio.sleep(0.05)
+            optimized, pruned = lane.optimized, lane.pruned  # what the turns' growth asked for
+            reader = threading.Thread(target=a_long_read)
+            reader.start()
+            await anyio.to_thread.run_sync(reading.wait)
+            _optimize_now(lane)
+            await _until(
+                lambda: lane.pruned == pruned + 1 and not lane._optimizing, "the prune, after its wait"
+            )
+            held, kept = lane._pruned_held, _bytes(index_dir)
+            done.set()
+            reader.join()
+            await _until(lambda: lane.pruned == pruned + 2, "the prune once the retention passed")
+            while lane.busy:
+                await asyncio.sleep(0.05)
+            return int(held), kept, lane.optimized - optimized
+
+    held, kept, optimized = asyncio.run(scenario())
+    as_left = _bytes(index_dir)
+    compacted = _compacted_bytes(index_dir, settings.table_name, tmp_path / "compacted")
+    assert held and optimized == 1
+    assert as_left < kept and as_left <= 2 * compacted, (as_left, kept, compacted)
 
 
 def _optimize_now(lane: Any) -> None:

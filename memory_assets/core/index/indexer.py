@@ -58,7 +58,7 @@ from memory_assets.core.index.store import (
     TableStats,
     VectorWidthMismatch,
 )
-from memory_assets.core.index.table_writer import TableWriter
+from memory_assets.core.index.table_writer import Pruned, TableWriter
 from memory_assets.core.knowledge.folds import Folds, load_folds
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
@@ -658,14 +658,31 @@ class Indexer:
         lock, with the table's figures before and after (what the CLI prints and the asset records)."""
         with self.table_lock():
             before = self.store.stats()
-            outcome = self._writer.optimize(retention=timedelta(days=self.settings.version_retention_days))
+            outcome = self._writer.optimize(
+                retention=timedelta(days=self.settings.version_retention_days), grace=self.version_grace
+            )
             return OptimizeResult(before, self.store.stats(), bool(outcome["ann_built"]))
 
-    def prune_versions(self, older_than: timedelta) -> bool:
-        """Prune versions older than ``older_than`` now, under the exclusive table lock
-        (``TableWriter.prune_versions``: the caller holds the table's readers off)."""
+    @property
+    def version_grace(self) -> timedelta:
+        """How long a replaced version is kept for the readers that may still be on it
+        (``MEMORY_LANE_VERSION_RETENTION_S``): no prune removes it sooner, but an erase's."""
+        return timedelta(seconds=self.settings.lane_version_retention_s)
+
+    def prune_versions(self, *, keep_latest_only: bool = False) -> Pruned:
+        """Prune, under the exclusive table lock, every version but the latest and the files only
+        they held (what an optimize leaves: the files every compaction replaced), once no read of
+        the table is in flight in any process (``table_reads``: the prune waits for them a moment,
+        new reads wait meanwhile); reads still in flight then keep the versions replaced within
+        ``version_grace`` (``Pruned.held``: prune again once it has passed).
+
+        ``keep_latest_only``: what an erase calls. Every version but the latest goes whatever, and
+        so does every file no version records, so the erased rows' bytes are gone from the disk
+        when it returns; a read in another process on a removed version reads again at the
+        latest (``MemoryStore.read``). A tagged version (a legacy backup) blocks it: ``Pruned.done``
+        is then False and ``Pruned.tags`` names the tags (``TableWriter.prune_versions``)."""
         with self.table_lock():
-            return self._writer.prune_versions(older_than)
+            return self._writer.prune_versions(self.version_grace, keep_latest_only=keep_latest_only)
 
     def purge(self) -> bool:
         """Compact, rebuild the indexes made from the rows, prune every older version: under the

@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memory_assets.core.durable import stat_signature
-from memory_assets.core.index import table_damage
+from memory_assets.core.index import table_damage, table_reads
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import INDEXED_SOURCE_TYPES, TRANSCRIPT
 
@@ -91,22 +91,29 @@ class DamagedTableError(BrokenTableError):
     """The table's files are damaged (missing, truncated, overwritten, corrupt): rebuild it."""
 
 
+class VersionGoneError(DamagedTableError):
+    """A file of the version being read is not there: that version pruned under the read by a writer
+    elsewhere, or damage. Raised inside a read only: ``MemoryStore.read`` reads once more at the
+    latest version, and only a second miss is damage (``DamagedTableError``)."""
+
+
 REBUILD_FIX = (
     "The markdown is untouched and the index is a function of it: run `memory-assets reindex --rebuild`, "
     "which moves the damaged table aside (renamed beside it, nothing deleted) and rebuilds it from the markdown"
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 SETTLE_SECONDS = 2.0  # how long a read waits for a concurrent writer to commit or record its new files
 
 
 def _reads(method: F) -> F:
-    """A read of the table whose raw LanceDB errors about its files become ``DamagedTableError``."""
+    """A read of the table (``MemoryStore.read``): its raw LanceDB errors about the table's files
+    named, and read once more at the latest version when a file of its version is gone."""
 
     @functools.wraps(method)
     def wrapper(self: "MemoryStore", *args: Any, **kwargs: Any) -> Any:
-        with self.reading():
-            return method(self, *args, **kwargs)
+        return self.read(lambda: method(self, *args, **kwargs))
 
     return wrapper  # type: ignore[return-value]
 
@@ -210,6 +217,8 @@ class MemoryStore:
         self._opened_as: tuple[int, int, int] | None = None  # the rebuild marker when the handle opened
         self._guarded: int | None = None  # the version last looked over for damage (``_guard``)
         self._damage: tuple[int, str] | None = None  # (version, message) of damage found there
+        self._local = threading.local()  # ``depth``: reads in progress on this thread (``read``)
+        self.reread = 0  # reads read again at the latest version after a file of theirs was gone
 
     @classmethod
     def of(cls, settings: Settings) -> "MemoryStore":
@@ -282,10 +291,49 @@ class MemoryStore:
     def exists(self) -> bool:
         return self.table_name in self.db.list_tables(limit=10_000).tables
 
+    def read(self, fn: Callable[[], R]) -> R:
+        """``fn()`` as one read of the table (design §8.6), holding the table's reads
+        (``table_reads``: a prune waits for it). Its raw LanceDB errors about the table's files
+        are named (``reading``). When a file of the version it reads is not there
+        (``VersionGoneError``), the table is opened afresh and ``fn()`` runs once more, at the
+        latest version: a prune in another process may have removed the version under it (one
+        that did not wait for this read: the read outlasted the prune's wait and the retention,
+        ``MEMORY_LANE_VERSION_RETENTION_S``, or it was an erase's). A second miss is damage:
+        ``DamagedTableError``, naming the fix.
+
+        Every read of the store goes through here (``search``, ``keyword_search`` and each read
+        method). A read made inside another on the same thread is that read's part: the outer one
+        reads again. Inside a ``snapshot`` (a writer's, under the table lock no prune runs under)
+        nothing is read again."""
+        if getattr(self._local, "depth", 0) or self._pinned():
+            with self.reading():
+                return fn()
+        self._local.depth = 1
+        try:
+            try:
+                with table_reads.reading(self.uri, self.table_name), self.reading():
+                    return fn()
+            except VersionGoneError:
+                self.reopen()
+                self.reread += 1
+            try:
+                with table_reads.reading(self.uri, self.table_name), self.reading():
+                    return fn()
+            except VersionGoneError as exc:
+                raise DamagedTableError(str(exc)) from exc
+        finally:
+            self._local.depth = 0
+
+    def reopen(self) -> None:
+        """Drop the open handles and what was read through them: the next read opens the table
+        afresh, at its latest version."""
+        self._reset(None)
+
     @contextmanager
     def reading(self) -> Iterator[None]:
         """Raw LanceDB errors about the table's files, raised inside, become ``DamagedTableError``
-        (naming the table, what is wrong and the fix); every other error passes unchanged."""
+        (naming the table, what is wrong and the fix): ``VersionGoneError`` when a file is not there
+        (``read`` reads again); every other error passes unchanged."""
         try:
             yield
         except StoreError:
@@ -294,7 +342,8 @@ class MemoryStore:
             what = table_damage.explain(exc)
             if what is None:
                 raise
-            raise DamagedTableError(self.damaged(what)) from exc
+            gone = table_damage.missing_file(exc) is not None
+            raise (VersionGoneError if gone else DamagedTableError)(self.damaged(what)) from exc
 
     def damaged(self, what: str) -> str:
         """The message of a damaged table: which, what is wrong, and the fix."""
@@ -319,10 +368,12 @@ class MemoryStore:
         if directory is not None:
             uuids = {i.name: str(getattr(i, "index_uuid", "") or "") for i in self._table.list_indices()}
             gone = table_damage.missing_indexes(directory, uuids)
-            what = (
-                f"the files of its index(es) {', '.join(gone)} are gone (under _indices/)" if gone else None
-            )
-            if what is None and table_damage.suspects(directory, settle_seconds=SETTLE_SECONDS):
+            if gone:  # this version's: pruned under this read, or damage (``read`` reads again)
+                raise VersionGoneError(
+                    self.damaged(f"the files of its index(es) {', '.join(gone)} are gone (under _indices/)")
+                )
+            what = None
+            if table_damage.suspects(directory, settle_seconds=SETTLE_SECONDS):
                 damage = table_damage.verify(self.uri, self.table_name)
                 what = None if damage is None else damage.what
             if what is not None:

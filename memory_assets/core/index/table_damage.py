@@ -51,7 +51,11 @@ from memory_assets.core.durable import append_durable, file_lock, write_atomic
 VERIFY_MEMORY_BYTES = 4 << 30
 VERIFY_SECONDS = 600.0
 VERIFY_BATCH_ROWS = 4096
-_DATA, _INDICES, _VERSIONS = "data", "_indices", "_versions"
+_DATA, _INDICES, _VERSIONS, _DELETIONS = "data", "_indices", "_versions", "_deletions"
+_MISSING = re.compile(
+    r"(?:not found|no such file or directory)[^/\n]*?(/?\S*?(?:data|_indices|_versions|_deletions)/[^\s,)]+)",
+    re.IGNORECASE,
+)
 _RUST_PLACE = re.compile(r",\s*/(?:rustc|root/\.cargo|[^,\s]*\.cargo)/[^\s,]*:\d+:\d+")
 _DAMAGE_SIGNS = (
     "lanceerror(io)",
@@ -242,22 +246,34 @@ def missing_indexes(directory: Path | None, index_dirs: dict[str, str]) -> list[
     )
 
 
+def missing_file(exc: BaseException) -> str | None:
+    """The table's file (relative to its directory: ``data/…``, ``_indices/…``, ``_versions/…``,
+    ``_deletions/…``) a raw LanceDB error says is not there, or None when it says something else.
+    A file gone is what a version pruned under a reader looks like, as well as damage: the store
+    reads again at the latest version before it calls it damage (``MemoryStore.read``)."""
+    if type(exc).__name__ not in _PANICS and not isinstance(exc, Exception):
+        return None
+    found = _MISSING.search(str(exc))
+    if found is None:
+        return None
+    part = found.group(1)
+    return part[part.rfind(".lance/") + len(".lance/") :] if ".lance/" in part else part
+
+
 def explain(exc: BaseException) -> str | None:
     """A raw LanceDB read error as a sentence saying what is wrong with the table's files, or None
     when it is not about them (a bad query, a schema mismatch, a lock): those keep their message."""
     kind = type(exc).__name__
     text = str(exc)
     low = text.lower()
+    tail = missing_file(exc)
+    if tail is not None:
+        what = {_INDICES: "an index file", _VERSIONS: "the version file", _DELETIONS: "a deletion file"}
+        return f"{what.get(tail.split('/')[0], 'a data file')} of the live version is missing ({tail})"
     if kind not in _PANICS and not any(sign in low for sign in _DAMAGE_SIGNS):
         return None
     detail = _RUST_PLACE.sub("", text.strip().splitlines()[0] if text.strip() else kind)
     detail = detail.removeprefix("lance error: ").strip()
-    missing = re.search(r"not found:\s*/?(\S*?(?:data|_indices|_versions)/[^\s,]+)", text, re.IGNORECASE)
-    if missing:
-        part = missing.group(1)
-        tail = part[part.rfind(".lance/") + len(".lance/") :] if ".lance/" in part else part
-        what = "an index file" if tail.startswith(_INDICES) else "a data file"
-        return f"{what} of the live version is missing ({tail})"
     if "memory allocation" in low:
         return f"reading it asked for more memory than the table could ever need ({detail}): a corrupt length in a data file"
     if kind in _PANICS or "panicked" in low:
@@ -364,7 +380,14 @@ def _child(argv: list[str]) -> int:
     uri, table_name, memory = argv[0], argv[1], int(argv[2])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
-        _read_everything(uri, table_name)
+        try:
+            _read_everything(uri, table_name)
+        except Exception as exc:
+            if missing_file(exc) is None:
+                raise
+            # A file gone: the version read may have been pruned under this read by a writer
+            # elsewhere. Read again, at the latest version; only a second miss is damage.
+            _read_everything(uri, table_name)
     except BaseException as exc:  # a panic is a BaseException: the point is to report it
         what = explain(exc)
         if what is None and "not found" in str(exc).lower():  # listed, yet no version opens

@@ -14,9 +14,11 @@ After every commit the writer records the signatures of the table's files in the
 ``set_aside_if_damaged`` moves a table that cannot be read cleanly aside for a rebuild.
 """
 
+import dataclasses
 import uuid
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ import pyarrow as pa
 
 from memory_assets.core.durable import write_atomic
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.index import table_damage
+from memory_assets.core.index import table_damage, table_reads
 from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import (
     ANN_PARTITIONS,
@@ -283,11 +285,15 @@ class TableWriter:
             self._record_files()
 
     def optimize(
-        self, retention: timedelta = timedelta(days=1), ann_threshold: int = ANN_ROW_THRESHOLD
+        self,
+        retention: timedelta = timedelta(days=1),
+        ann_threshold: int = ANN_ROW_THRESHOLD,
+        grace: timedelta = timedelta(0),
     ) -> dict[str, object]:
-        """Compact fragments, fold new rows into the indexes, prune versions older than ``retention``
-        (not zero, so concurrent readers keep working), and build the ANN index once the table is
-        large. Failures raise: an index that is never compacted grows without bound."""
+        """Compact fragments, fold new rows into the indexes, build the ANN index once the table is
+        large, then prune the versions older than ``retention`` and replaced more than ``grace``
+        ago (``_prune``: the version this optimize replaced stays for the readers still on it).
+        Failures raise: an index that is never compacted grows without bound."""
         table = self.store.table()
         if table is None:
             return {"ann_built": False}
@@ -314,31 +320,131 @@ class TableWriter:
             built = True
         try:
             with self.store.reading():  # a damaged file is named with the fix, not a raw Lance error
-                table.optimize(cleanup_older_than=retention)
+                # Compaction and index folding, nothing pruned: LanceDB prunes after compacting,
+                # from a cutoff it takes from its clock then, which a long compaction would move
+                # past the versions to keep. The prune follows, with its cutoff taken just before.
+                table.optimize(cleanup_older_than=KEEP_EVERY_VERSION)
+            self._prune(table, retention, grace)
         finally:
             self.store._version = None  # the index builds and the compaction made versions
             self._record_files()
         return {"ann_built": built}
 
-    def prune_versions(self, older_than: timedelta) -> bool:
-        """Remove the versions older than ``older_than`` (zero: all but the latest) and the files
-        only they held. LanceDB has no prune of its own, so this is its optimize right after one
-        (nothing left to compact or fold in: it only prunes). A reader still on a removed version
-        fails, so the caller holds every reader of the table off (the server's lane: the home's
-        reads and its upkeep exclusion) and the exclusive table lock. A tagged version (a legacy
-        backup) blocks a cleanup past it: then nothing is done and False is returned."""
+    def prune_versions(self, grace: timedelta, *, keep_latest_only: bool = False) -> "Pruned":
+        """Remove every version but the latest, and the files only they held, once no read of the
+        table is in flight (``table_reads.pruning``: the reads in flight are waited for, new ones
+        wait meanwhile). When reads are still in flight after the wait, only the versions replaced
+        more than ``grace`` ago go (``cleanup_age``), and ``Pruned.held`` says so: the caller prunes
+        again later. LanceDB has no prune of its own, so this is its optimize (after an optimize,
+        nothing is left to compact or fold in: it only prunes).
+
+        ``keep_latest_only``: an erase. Every version but the latest goes whatever (a read it did
+        not wait for reads again at the latest, ``MemoryStore.read``), and so do the files no
+        version records, so the erased rows' bytes are gone from the disk when it returns. The
+        caller holds the exclusive table lock (no writer of ours is between writing files and
+        committing them, which is what makes removing the unrecorded files safe). A tagged
+        version (a legacy backup) blocks a cleanup past it: then nothing is removed and
+        ``Pruned.tags`` names the tags."""
         table = self.store.table()
-        if table is None or table.tags.list():
-            return False
+        if table is None:
+            return Pruned(False)
+        tags = sorted(table.tags.list())
+        if tags:
+            return Pruned(False, tags=tags)
         try:
-            with self.store.reading(), warnings.catch_warnings():
-                # "removes every version except the latest": what is asked, with readers held off
-                warnings.simplefilter("ignore", UserWarning)
-                table.optimize(cleanup_older_than=older_than)
+            with table_reads.pruning(self.store.uri, self.store.table_name) as clear:
+                removed = self._prune(
+                    table, timedelta(0), timedelta(0) if clear else grace, keep_latest_only=keep_latest_only
+                )
         finally:
             self.store._version = None
             self._record_files()
-        return True
+        return Pruned(True, removed=removed, held=not clear and not keep_latest_only)
+
+    def _prune(
+        self, table: Any, retention: timedelta, grace: timedelta, *, keep_latest_only: bool = False
+    ) -> int:
+        """The versions older than ``retention`` and replaced more than ``grace`` ago removed (all
+        but the latest with ``keep_latest_only``); how many were. Nothing is called when nothing
+        would go."""
+        versions = table.list_versions()
+        if keep_latest_only:
+            age: timedelta | None = timedelta(0)
+        else:
+            age = cleanup_age(versions, grace, datetime.now(UTC))
+            age = None if age is None else max(age, retention)
+        if len(versions) < 2 or age is None:
+            return 0
+        with self.store.reading(), warnings.catch_warnings():
+            # "removes every version except the latest": asked for, with the reads waited for
+            # (``prune_versions``), or an erase's
+            warnings.simplefilter("ignore", UserWarning)
+            table.optimize(cleanup_older_than=age, delete_unverified=keep_latest_only)
+        left = {_number(v) for v in table.list_versions()}
+        return sum(_number(v) not in left for v in versions)
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What ``prune_versions`` did: ``done`` False when there was no table, or a tagged version
+    (``tags``) blocked it; ``removed``: how many versions it removed; ``held``: reads were in
+    flight, so the versions replaced within the grace were kept (prune again once it has passed)."""
+
+    done: bool
+    removed: int = 0
+    tags: list[str] = dataclasses.field(default_factory=list)
+    held: bool = False
+
+
+KEEP_EVERY_VERSION = timedelta(days=36500)  # an optimize's own cleanup, which then prunes nothing
+# A prune's cutoff falls between two versions committed at least this far apart (versions closer
+# than this, a reindex's delete and add or an optimize's steps, are kept or removed together) ...
+CUTOFF_GAP = timedelta(seconds=2)
+# ... half way between them, at most this far before the one kept: LanceDB turns the age it is
+# given into a cutoff from its own clock a moment later, which must not cross the version kept.
+CUTOFF_MARGIN = timedelta(seconds=5)
+
+
+def cleanup_age(versions: Sequence[Any], grace: timedelta, now: datetime) -> timedelta | None:
+    """The ``cleanup_older_than`` that removes only versions replaced by a newer one more than
+    ``grace`` before ``now``, given the table's ``versions`` (``list_versions()``); None when no
+    version can go.
+
+    LanceDB removes every version committed before its cutoff (the latest excepted), however
+    recently a newer version replaced it: a reader opens the latest version, and a version
+    committed a day ago may have been the latest a moment ago. So the cutoff is set before the
+    oldest version whose successor was committed within ``grace``, and every version from it on
+    stays: a read that began on any of them has had ``grace``
+    to finish. When only the latest must stay, the age is zero (exact: LanceDB keeps the latest)."""
+    if grace <= timedelta(0):
+        return timedelta(0)
+    stamps = [_stamp(v) for v in sorted(versions, key=_number)]
+    if len(stamps) < 2 or any(s is None for s in stamps):
+        return None
+    times: list[datetime] = [s for s in stamps if s is not None]
+    since = now - grace
+    keep = next((i for i in range(len(times) - 1) if times[i + 1] >= since), len(times) - 1)
+    if keep == len(times) - 1:
+        return timedelta(0)
+    while keep > 0 and times[keep] - times[keep - 1] < CUTOFF_GAP:
+        keep -= 1
+    if keep == 0:
+        return None
+    cutoff = times[keep] - min((times[keep] - times[keep - 1]) / 2, CUTOFF_MARGIN)
+    return now - cutoff
+
+
+def _number(version: Any) -> int:
+    """A ``list_versions()`` entry's version number."""
+    return int(version["version"] if isinstance(version, dict) else version.version)
+
+
+def _stamp(version: Any) -> datetime | None:
+    """A ``list_versions()`` entry's commit time (UTC), or None when it has none."""
+    stamp = version.get("timestamp") if isinstance(version, dict) else getattr(version, "timestamp", None)
+    if not isinstance(stamp, datetime):
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
     def purge(self) -> bool:
         """What an erase asks after deleting rows: compact, build again every index that is made from

@@ -166,36 +166,45 @@ def search(
     relative dates in the question ("last week") and the recency of facts (default: today, UTC).
     ``context=N`` attaches up to N neighbouring lines on each side of every hit (``Hit.context``).
     ``ranking`` replaces the tuned weights and depths (benchmarks compare rankings with it)."""
-    facts, table = _latest(store)
-    if limit <= 0 or not query.strip():
-        return []
-    if facts.legacy and (source_types or date_from or date_to):
-        store.require_current("filtering by source type or fact date")
-    today = today or datetime.now(UTC).date()
-    where = where_clause(store, source_types, date_from, date_to, single_user=facts.single_user)
+    if (
+        limit <= 0
+        or not query.strip()
+        or (query_vector is None and embedder is not None and not store.opened())
+    ):
+        store.read(lambda: _latest(store))  # an index never built, or empty, is said before a model loads
+        if limit <= 0 or not query.strip():
+            return []
+    # The question is embedded before the version is read: a search holds the version it reads for
+    # its queries only, never for a model's load (design §8.6).
     if query_vector is None and embedder is not None:
         query_vector = embedder.embed_query(query)
-    if query_vector is not None:
-        facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
-    text = _fts_words(query)
-    scorer = Scorer(
-        table=table,
-        text=text,
-        where=where,
-        query_vector=query_vector,
-        ranking=ranking or RANKING,
-        windows=query_windows(query, today),
-        current=asks_current_state(query),
-        today=today,
-        legacy=facts.legacy,
-        tombs=current_tombstones(settings.tombstones_path) if settings is not None else Tombstones(),
-        fts=facts.fts,
-    )
-    turns = facts.turns and not facts.legacy
-    split = turns and (not source_types or (TRANSCRIPT in source_types and len(set(source_types)) > 1))
-    said_where = where_clause(store, None, None, None, single_user=facts.single_user) if turns else None
-    with store.reading():  # a damaged file is named, with the fix, not a raw LanceDB error
-        hits = run(
+    today = today or datetime.now(UTC).date()
+    tombs = current_tombstones(settings.tombstones_path) if settings is not None else Tombstones()
+
+    def read() -> list[Hit]:
+        facts, table = _latest(store)
+        if facts.legacy and (source_types or date_from or date_to):
+            store.require_current("filtering by source type or fact date")
+        where = where_clause(store, source_types, date_from, date_to, single_user=facts.single_user)
+        if query_vector is not None:
+            facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
+        scorer = Scorer(
+            table=table,
+            text=_fts_words(query),
+            where=where,
+            query_vector=query_vector,
+            ranking=ranking or RANKING,
+            windows=query_windows(query, today),
+            current=asks_current_state(query),
+            today=today,
+            legacy=facts.legacy,
+            tombs=tombs,
+            fts=facts.fts,
+        )
+        turns = facts.turns and not facts.legacy
+        split = turns and (not source_types or (TRANSCRIPT in source_types and len(set(source_types)) > 1))
+        said_where = where_clause(store, None, None, None, single_user=facts.single_user) if turns else None
+        return run(
             _search(
                 scorer,
                 query,
@@ -207,6 +216,10 @@ def search(
                 said_where=said_where,
             )
         )
+
+    # One read: a damaged file is named, with the fix, not a raw LanceDB error; a version pruned
+    # under it by a writer elsewhere is read again at the latest (``MemoryStore.read``).
+    hits = store.read(read)
     _truncate(hits, settings)
     if settings is not None and log_recall and hits:  # off the caller's path: the signal is best effort
         future = _POOL.submit(
@@ -232,6 +245,11 @@ def keyword_search(
     a daily-log copy of a fact is never folded into a MEMORY.md copy the classifier may not defer
     to. ``score`` and ``bm25`` are the row's BM25 score and that score over the best one's.
     Empty without a full-text index; raises ``EmptyIndexError`` like ``search``."""
+    return store.read(lambda: _keyword_search(store, query, settings=settings, limit=limit))
+
+
+def _keyword_search(store: MemoryStore, query: str, *, settings: Settings | None, limit: int) -> list[Hit]:
+    """``keyword_search``'s read (``MemoryStore.read`` reads it again when its version was pruned)."""
     facts, table = _latest(store)
     text = _fts_words(query)
     if limit <= 0 or not text or not facts.fts:
@@ -252,8 +270,7 @@ def keyword_search(
 
     depth = limit + len(tombs.contents) + len(tombs.claims)  # room for the hidden rows, usually none
     while True:
-        with store.reading():
-            rows = run(leg(depth)).to_pylist()
+        rows = run(leg(depth)).to_pylist()
         visible = [r for r in rows if not tombs.hides(r["content"])]
         if len(visible) >= limit or len(rows) < depth:
             break

@@ -1,7 +1,9 @@
 """The LanceDB store: an assistant-era table is migrated in place, legacy rows are protected."""
 
 import json
-from datetime import datetime
+import threading
+from datetime import datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -10,7 +12,7 @@ import pytest
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import MemoryStore, StoreError, quote
-from memory_assets.core.index.table_writer import TableWriter
+from memory_assets.core.index.table_writer import Pruned, TableWriter
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE
 from memory_assets_tests.conftest import DAY, write_facts
@@ -187,3 +189,88 @@ def test_a_snapshot_reads_one_version_and_its_own_commits_move_it(settings: Sett
         assert store.current_version() == start + 2  # on top of the other writer's commit
         assert store.changes_since(start) is None  # ... so not a delta of this store's alone
     assert set(store.existing(ARCHIVE, "2026-11-01.md")[0]) == {f"row-2026-11-01.md-{n}" for n in range(3)}
+
+
+# -- a version pruned under a read -------------------------------------------------------------
+def _three_fragments(settings: Settings) -> MemoryStore:
+    """A table of three fragments (three commits, none compacted), as the turns of a day leave it."""
+    store = MemoryStore(settings.index_uri)
+    writer = TableWriter(store)
+    table = writer.table_for_write("test-model", 4)
+    for n in range(3):
+        writer.apply_diff(
+            table, [], [_row(n, "2026-11-01.md", f"Grows basil number {n}")], _vectors(1, n), [None]
+        )
+    return store
+
+
+def _prune_under_the_next_read(
+    reader: MemoryStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next read of ``reader`` has the version it opened pruned under it: right after it opens
+    the latest version and before it reads a byte of its data, a writer on another handle commits,
+    compacts, and prunes every version but the latest (what an erase does). That version's data
+    files are then gone, as when a writer in another process pruned it."""
+    look = reader._guard
+    armed = [True]
+    pruned: list[Pruned] = []
+
+    def prune() -> None:  # on a thread of its own, as another process would
+        other = MemoryStore(settings.index_uri)
+        writer = TableWriter(other)
+        writer.apply_diff(
+            other.table(), [], [_row(9, "2026-11-02.md", "Grows thyme too")], _vectors(1, 9), [None]
+        )
+        writer.optimize(retention=timedelta(0))
+        pruned.append(writer.prune_versions(timedelta(0), keep_latest_only=True))
+
+    def look_then_prune() -> None:
+        look()
+        if armed.pop() if armed else False:
+            elsewhere = threading.Thread(target=prune)
+            elsewhere.start()
+            elsewhere.join()
+            assert pruned and pruned[0].done
+
+    monkeypatch.setattr(reader, "_guard", look_then_prune)
+
+
+@pytest.mark.parametrize("read", ["count", "scan", "search", "keyword_search"])
+def test_a_read_whose_version_is_pruned_under_it_reads_the_latest_version_instead(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, read: str
+) -> None:
+    """Design §8.6: a reader in another process holds no lock a prune waits for. A read that meets
+    a file of its version gone opens the table afresh and reads once more, at the latest version:
+    it answers (with the newer rows) instead of calling the table damaged."""
+    from memory_assets.core.search.retrieval import keyword_search, search
+
+    store = _three_fragments(settings)
+    query = np.ones(4, dtype=np.float32)
+    search(store, "basil", query_vector=query, log_recall=False)  # the handles are open, as served
+    other = MemoryStore(settings.index_uri)  # two more fragments, which this store has not read yet
+    TableWriter(other).apply_diff(other.table(), [], [_row(3, "2026-11-01.md")], _vectors(1, 3), [None])
+    TableWriter(other).apply_diff(other.table(), [], [_row(4, "2026-11-01.md")], _vectors(1, 4), [None])
+    _prune_under_the_next_read(store, settings, monkeypatch)
+    if read == "count":  # with a filter (a count alone reads only the version's manifest)
+        assert store.count("content IS NOT NULL") == 6
+    elif read == "scan":
+        assert len(store.scan(["id", "content"])) == 6
+    elif read == "search":
+        assert len(search(store, "basil thyme", query_vector=query, log_recall=False, limit=10)) == 6
+    else:
+        assert {h.content for h in keyword_search(store, "thyme")} == {"Grows thyme too"}
+    assert store.reread == 1
+
+
+def test_a_file_gone_from_the_latest_version_too_is_damage(settings: Settings) -> None:
+    """Read again at the latest version, a file still missing is the table's damage: said with the
+    fix (``reindex --rebuild``), never as a raw LanceDB error."""
+    from memory_assets.core.index.store import DamagedTableError, VersionGoneError
+
+    store = _three_fragments(settings)
+    assert store.count() == 3
+    data = Path(settings.index_uri) / "archival_memories.lance" / "data"
+    next(data.iterdir()).unlink()  # deleted by hand: no prune did it
+    with pytest.raises(DamagedTableError, match="is missing .*reindex --rebuild") as raised:
+        store.scan(["id", "content"])
+    assert not isinstance(raised.value, VersionGoneError) and store.reread == 1

@@ -137,7 +137,7 @@ def test_optimize_keeps_working_after_apply_whatever_the_retention(
     indexer.sweep()
     done = apply(settings, confirm=True)
     assert done.backup_copy and "optimize keeps running" in done.notes[-1]
-    short = replace(settings, version_retention_days=1e-6)
+    short = replace(settings, version_retention_days=1e-6, lane_version_retention_s=0)
     time.sleep(0.2)
     versions = MemoryStore(settings.index_uri).stats().versions
     Indexer(short).optimize()
