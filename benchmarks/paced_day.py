@@ -32,6 +32,7 @@ import _common  # noqa: F401
 
 import argparse
 import json
+import os
 import shutil
 import threading
 import time
@@ -62,14 +63,15 @@ BEFORE_REV = "015eb0a"  # main before issue 40: the lane pruned every version bu
 
 
 def tree_bytes(path: Path) -> int:
-    """Bytes of the files under ``path`` now; files removed while it is walked count as gone."""
+    """Bytes of the files under ``path`` now; files and folders removed while it is walked count
+    as gone (a prune removes them as the sampler reads)."""
     total = 0
-    for f in path.rglob("*"):
-        try:
-            if f.is_file():
-                total += f.stat().st_size
-        except FileNotFoundError:
-            continue
+    for folder, _dirs, files in os.walk(path):  # os.walk skips a folder it cannot list
+        for name in files:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except FileNotFoundError:
+                continue
     return total
 
 
@@ -169,7 +171,11 @@ def measure_paced_day(
             out["code"][name] = f"{describe_code(imported.parent)}" + (f" with {env}" if env else "")
             sides.append(Side(name, server, Path(settings.index_uri), settings.table_name))
             log(f"paced day, {name}: {out['code'][name]}; server ready in {server.ready_s:.1f} s")
-        clients = {s.name: httpx.Client(base_url=s.server.url, timeout=120) for s in sides}
+        # Idle connections dropped before the server's keep-alive ends (5 s): on a loaded machine a
+        # turn to one server can take longer than that, and a POST on a connection the other
+        # server just closed fails without an answer.
+        limits = httpx.Limits(keepalive_expiry=1.0)
+        clients = {s.name: httpx.Client(base_url=s.server.url, timeout=120, limits=limits) for s in sides}
         try:
             for t in warm:
                 for c in clients.values():

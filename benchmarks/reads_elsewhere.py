@@ -119,7 +119,10 @@ def main() -> int:
                 raise SystemExit(f"the {side} server imported {imported}, not the checkout {code}")
             out["code"][side] = describe_code(imported) + (f" with {envs[side]}" if envs[side] else "")
             log(f"reads elsewhere, {side}: {out['code'][side]}")
-        clients = {side: httpx.Client(base_url=s.url, timeout=120) for side, s in servers.items()}
+        limits = httpx.Limits(keepalive_expiry=1.0)  # idle connections dropped before the server's
+        clients = {
+            side: httpx.Client(base_url=s.url, timeout=120, limits=limits) for side, s in servers.items()
+        }
         for k, turn in enumerate(turns[:WARM_TURNS]):
             for side in servers:
                 clients[side].post(

@@ -22,9 +22,9 @@ The lane also keeps its home's table within bounds, as the Dagster optimize sens
 group, when ``optimize_reasons`` (``core/index/freshness.py``: too many fragments or versions, or a
 day since the last optimize with changes) says so, an optimize runs as the lane's next job. After a
 group of turns that question is asked by the job that writes their transcripts' rows, after the
-answers: it lists the table's versions, which costs more as they pile up within the day's
-retention (about 30 ms at 500 versions; the transcripts' commits make them four times as
-fast), and is no part of acknowledging a turn.
+answers: it lists the table's versions (about 30 ms at 500 versions), and is no part of
+acknowledging a turn. The optimize is followed by a prune of the versions it replaced, once no
+read of the table is in flight in any process (``_prune``, design §8.6).
 
 A turn's transcript rows are written after its acknowledgement, not before it: the turn is kept
 (fsync'd) and its facts appended and indexed before the answer, as ever, and then a job of the
@@ -423,8 +423,8 @@ class WriteLane:
         """Compact the table, fold new rows into its indexes, prune old versions (the core's
         optimize, under its exclusive table lock)."""
         try:
-            # The home's retention (a day): the versions a reader may be on are pruned by ``_prune``,
-            # next, with the reads held off.
+            # The home's retention (a day): the versions it replaced are pruned by ``_prune``, next,
+            # once no read is on them.
             after = self.home.indexer_without_embedder().optimize().after
             self._optimized_version, self.optimized = after.version, self.optimized + 1
         except Exception as exc:
