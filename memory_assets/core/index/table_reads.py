@@ -31,7 +31,8 @@ READ_WAITS_S = 10.0  # a read waits this long at most for a prune's turn, then r
 PRUNE_WAITS_S = 2.0  # a prune waits this long at most for the reads in flight (reads wait meanwhile)
 
 
-def _names(uri: str, table_name: str) -> tuple[str, str]:
+def lock_names(uri: str, table_name: str) -> tuple[str, str]:
+    """The two locks' names (a user's deletion removes their files: ``core/ops/delete_user.py``)."""
     base = f"{uri}|{table_name}"
     return f"table-prune:{base}", f"table-reads:{base}"
 
@@ -39,7 +40,7 @@ def _names(uri: str, table_name: str) -> tuple[str, str]:
 @contextlib.contextmanager
 def reading(uri: str, table_name: str) -> Iterator[None]:
     """Hold the table's reads for the block (see the module docstring)."""
-    turn, reads = _names(uri, table_name)
+    turn, reads = lock_names(uri, table_name)
     held = contextlib.ExitStack()
     try:
         with named_lock(turn, shared=True, timeout=READ_WAITS_S):
@@ -54,7 +55,7 @@ def reading(uri: str, table_name: str) -> Iterator[None]:
 def pruning(uri: str, table_name: str, wait: float = PRUNE_WAITS_S) -> Iterator[bool]:
     """Hold off the table's reads for the block: True once none is in flight (and none can start
     until the block ends), False when some still were after ``wait`` seconds (nothing held)."""
-    turn, reads = _names(uri, table_name)
+    turn, reads = lock_names(uri, table_name)
     held = contextlib.ExitStack()
     try:
         held.enter_context(named_lock(turn, timeout=wait))

@@ -90,6 +90,7 @@ from memory_assets.core.durable import (
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.index.table_reads import lock_names
 from memory_assets.core.ops.dedup_across_users import across_users_path
 from memory_assets.core.ops.root_feed import FEED_SUFFIX, STATE_DIR, feed_dir
 from memory_assets.core.ops.upkeep.exclusion import exclusion_name, exclusive
@@ -353,7 +354,10 @@ def _lock_names(target: Target) -> list[str]:
     settings = target.settings
     base = target.home if target.home.is_dir() else target.aside
     home = target.home.resolve()
-    names = [f"legacy-export:{settings.memory_dir.resolve()}"]
+    names = [
+        f"legacy-export:{settings.memory_dir.resolve()}",
+        *lock_names(settings.index_uri, settings.table_name),
+    ]
     with contextlib.suppress(OSError, ValueError, AttributeError):  # else only key lock files stay
         state = base / settings.index_state_path.relative_to(target.home)
         keys = json.loads(state.read_text(encoding="utf-8")).get("files", {})
