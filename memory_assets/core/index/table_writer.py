@@ -383,6 +383,35 @@ class TableWriter:
         left = {_number(v) for v in table.list_versions()}
         return sum(_number(v) not in left for v in versions)
 
+    def purge(self) -> bool:
+        """What an erase asks after deleting rows: compact, build again every index that is made from
+        the rows' text or vectors (the full-text index, the ANN index when there is one: an index
+        may keep entries of rows deleted since it was built), then prune every version but the
+        latest (``prune_versions(keep_latest_only=True)``: the files no version records go too), so no
+        file of the table holds a deleted row; a reader in another process reads again at the
+        latest. False when a tagged version blocks the cleanup (the caller refuses beforehand)."""
+        table = self.store.table()
+        if table is None:
+            return True
+        self.store.require_current("purge")
+        try:
+            with self.store.reading(), warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                table.optimize(cleanup_older_than=KEEP_EVERY_VERSION)  # the prune below waits for reads
+                _create_scalar_indexes(table, replace=True)
+                if any(i.columns == ["vector"] for i in table.list_indices()):
+                    from lancedb.index import IvfHnswSq
+
+                    table.create_index(
+                        "vector",
+                        config=IvfHnswSq(distance_type="cosine", num_partitions=ANN_PARTITIONS),
+                        replace=True,
+                    )
+        finally:
+            self.store._version = None
+            self._record_files()
+        return self.prune_versions(timedelta(0), keep_latest_only=True).done
+
 
 @dataclass(frozen=True)
 class Pruned:
@@ -445,35 +474,6 @@ def _stamp(version: Any) -> datetime | None:
     if not isinstance(stamp, datetime):
         return None
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-
-    def purge(self) -> bool:
-        """What an erase asks after deleting rows: compact, build again every index that is made from
-        the rows' text or vectors (the full-text index, the ANN index when there is one: an index
-        may keep entries of rows deleted since it was built), then prune every version but the
-        latest, so no file of the table holds a deleted row. Readers are held off as for
-        ``prune_versions``. False when a tagged version blocks the cleanup (the caller refuses
-        beforehand)."""
-        table = self.store.table()
-        if table is None:
-            return True
-        self.store.require_current("purge")
-        try:
-            with self.store.reading(), warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                table.optimize()
-                _create_scalar_indexes(table, replace=True)
-                if any(i.columns == ["vector"] for i in table.list_indices()):
-                    from lancedb.index import IvfHnswSq
-
-                    table.create_index(
-                        "vector",
-                        config=IvfHnswSq(distance_type="cosine", num_partitions=ANN_PARTITIONS),
-                        replace=True,
-                    )
-        finally:
-            self.store._version = None
-            self._record_files()
-        return self.prune_versions(timedelta(0))
 
 
 def _create_scalar_indexes(table: Any, replace: bool) -> None:
