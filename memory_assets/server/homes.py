@@ -88,7 +88,7 @@ INDEX_TURNS_MAX_WAIT_S = 5.0
 log = logging.getLogger("memory_assets.server")
 # The lane optimizes a table whose directory grew past this many times its size after the last
 # optimize and prune (``WriteLane._due``): with the prune, the index stays within 2x compacted.
-DISK_GROWTH_SOFT = 1.5
+DISK_GROWTH_SOFT = 1.25
 # The prune after an optimize's retention comes this long after the retention has passed.
 PRUNE_AFTER_RETENTION_S = 1.0
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread

@@ -368,13 +368,18 @@ class TableWriter:
         but the latest with ``keep_latest_only``); how many were. Nothing is called when nothing
         would go."""
         versions = table.list_versions()
+        now = datetime.now(UTC)
         if keep_latest_only:
             age: timedelta | None = timedelta(0)
         else:
-            age = cleanup_age(versions, grace, datetime.now(UTC))
+            age = cleanup_age(versions, grace, now)
             age = None if age is None else max(age, retention)
-        if len(versions) < 2 or age is None:
-            return 0
+        older = [
+            v for v in sorted(versions, key=_number)[:-1] if (_stamp(v) or now) < now - (age or timedelta(0))
+        ]
+        if age is None or not (older or keep_latest_only):
+            return 0  # nothing would go: no call (each is an optimize of its own); an erase always
+            # calls, for the files no version records
         with self.store.reading(), warnings.catch_warnings():
             # "removes every version except the latest": asked for, with the reads waited for
             # (``prune_versions``), or an erase's
