@@ -87,7 +87,9 @@ INDEX_TURNS_IDLE_S = 0.25
 INDEX_TURNS_MAX_WAIT_S = 5.0
 log = logging.getLogger("memory_assets.server")
 # The lane optimizes a table whose directory grew past this many times its size after the last
-# optimize and prune (``WriteLane._due``): with the prune, the index stays within 2x compacted.
+# optimize and prune (``WriteLane._due``). With the prune the index stays near its compacted size,
+# but not within 2x at every moment: an optimize writes its new files before the prune removes the
+# old ones (docs/benchmarks.md, "Disk during a paced day, with the readers' waits").
 DISK_GROWTH_SOFT = 1.25
 # The prune after an optimize's retention comes this long after the retention has passed.
 PRUNE_AFTER_RETENTION_S = 1.0
