@@ -66,7 +66,8 @@ class Settings:
     # read again it may need (docs/benchmarks.md, "Reads from other processes"); 0 keeps none.
     lane_version_retention_s: float = 60.0
     # forget and erase refuse (unless forced) a text held by more than this share of the home's
-    # lines and turns: forgetting or erasing a common word is a mistake, not a request.
+    # lines and turns: forgetting or erasing a common word is a mistake, not a request (1 or more:
+    # never refused).
     forget_max_share: float = 0.05
     search_max_chars: int = 2000  # a hit's content is cut to this many characters (``truncated: true``)
     # How long a turn stays searchable in the recall tier (its transcript file always stays):
@@ -238,7 +239,7 @@ class Settings:
             lane_version_retention_s=_number(
                 env, overrides, "MEMORY_LANE_VERSION_RETENTION_S", 60.0, float, zero_ok=True
             ),
-            forget_max_share=_share(env, overrides, "MEMORY_FORGET_MAX_SHARE", 0.05),
+            forget_max_share=_number(env, overrides, "MEMORY_FORGET_MAX_SHARE", 0.05, float),
             search_max_chars=_number(env, overrides, "MEMORY_SEARCH_MAX_CHARS", 2000, int),
             transcript_retention_days=_number(
                 env, overrides, "MEMORY_TRANSCRIPT_RETENTION_DAYS", 0, int, zero_ok=True
@@ -346,14 +347,6 @@ def _number(
         )
     if value < 0 or (value == 0 and not zero_ok):
         raise SettingsError(f"{name}={raw!r} must be positive; set a positive number or unset it")
-    return value
-
-
-def _share(env: Mapping[str, str], overrides: Mapping[str, str], name: str, default: float) -> float:
-    """A share, above 0 and at most 1 (see ``_number``)."""
-    value = float(_number(env, overrides, name, default, float))
-    if value > 1:
-        raise SettingsError(f"{name}={value!r} is a share of the home: set a number above 0 and at most 1")
     return value
 
 

@@ -57,8 +57,8 @@ FLOAT_SETTINGS = [f.name for f in dataclasses.fields(Settings) if f.type is floa
 
 def test_the_float_settings_are_the_ones_expected() -> None:
     assert "llm_timeout_s" in FLOAT_SETTINGS and "recall_timeout_s" in FLOAT_SETTINGS
-    assert "lane_version_retention_s" in FLOAT_SETTINGS
-    assert len(FLOAT_SETTINGS) == 7
+    assert "lane_version_retention_s" in FLOAT_SETTINGS and "forget_max_share" in FLOAT_SETTINGS
+    assert len(FLOAT_SETTINGS) == 8
 
 
 def test_the_lanes_retention_may_be_zero_and_not_negative(tmp_path: Path) -> None:
