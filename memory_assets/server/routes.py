@@ -212,4 +212,6 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
 
 
 # The user routes' shape: what a path that matched none of them holds as its user id.
-USER_PATH = re.compile(r"(?P<user>.*?)/(?:turns|memories(?:/[^/]*)?|search|forget|unforget|status)/?", re.S)
+USER_PATH = re.compile(
+    r"(?P<user>.*?)/(?:turns|memories(?:/[^/]*)?|search|forget|unforget|erase|status)/?", re.S
+)

@@ -63,6 +63,7 @@ def test_erase_over_rest_plans_then_removes_every_byte_and_reaches_only_its_user
         expect_error(
             bob.post("/v1/users/alice/erase", json={"text": secret, "confirm": True}), 403, "forbidden"
         )
+        expect_error(alice.post("/v1/users/a%2Fb/erase", json={"text": secret}), 400, "invalid_user_id")
         expect_error(
             alice.post("/v1/users/alice/erase", json={"text": "", "confirm": True}), 422, "validation_error"
         )
