@@ -2,11 +2,18 @@
 
 * ``append_durable``: an append under the file's writers' lock, flushed and fsync'd before it
   returns (and the directory fsync'd when the append created the file), so an acknowledged write
-  survives a crash of the process or the machine.
+  survives a crash of the process or the machine. All or nothing: an append that fails (a full
+  disk, an I/O error) takes back whatever part of it reached the file before raising, so no torn
+  line is left for the next append to follow.
+* ``recorded_appends`` and ``withdraw``: the appends one thread made within a block, and taking
+  one back while it is still the file's last (nothing appended after it): how a writer that fails
+  after some of its appends leaves nothing of them (the write path's turns, ``process_turns``).
 * ``write_atomic``: temp file in the same directory, fsync, rename over the target, directory
   fsync. A reader sees the old file or the new one, never a torn one. ``sync=False`` keeps the
   rename but skips both fsyncs: for a cache that is checked on every read and re-derived when
   it is missing, stale or unreadable, never for data.
+* ``is_disk_full(exc)`` and ``free_bytes(path)``: a write that failed for want of space (an
+  ``OSError`` ENOSPC or EDQUOT, or LanceDB's error saying so in its text), and the space left.
 * ``file_lock(path)``: the writers' lock of one file. Every appender and every read-modify-write
   of that file takes it, in every process (CLI, library, Dagster runs, the assistant).
 * ``named_lock(name, shared=...)``: a lock on anything else (an index key, the index table).
@@ -19,6 +26,7 @@ acquisition opens its own descriptor, across threads; a thread that already hold
 it again (re-entrant), so a helper that locks can be called under the same lock.
 """
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -28,10 +36,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 LOCK_DIR_ENV = "MEMORY_LOCK_DIR"
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+# How an error of LanceDB's Rust core says it: the OS's own words, or Rust's errno.
+_NO_SPACE_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _held = threading.local()
 
@@ -159,27 +171,97 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def append_durable(path: Path, text: str, *, header: str | None = None, sync: bool = True) -> None:
+@dataclass(frozen=True)
+class Appended:
+    """One append: the file, its size before and after, and whether the append created it."""
+
+    path: Path
+    start: int
+    end: int
+    created: bool
+
+
+_recording = threading.local()
+
+
+@contextmanager
+def recorded_appends() -> Iterator[list[Appended]]:
+    """The durable appends this thread makes within the block, in order (``withdraw`` takes them
+    back). Blocks nest: an inner block's appends are the outer's too."""
+    outer: list[Appended] | None = getattr(_recording, "appends", None)
+    mine: list[Appended] = []
+    _recording.appends = mine
+    try:
+        yield mine
+    finally:
+        _recording.appends = outer
+        if outer is not None:
+            outer.extend(mine)
+
+
+def append_durable(path: Path, text: str, *, header: str | None = None, sync: bool = True) -> Appended:
     """Append ``text`` to ``path`` under its writers' lock and fsync it before returning.
 
     ``header`` is written first when the file is new or empty (a daily log's H1, say). The file
     is opened in append mode and never rewritten; a new file's directory entry is fsync'd too.
     ``sync=False`` keeps the lock and the single append but skips the fsyncs: for a best-effort
     signal on a hot read path (the recall log), where losing the last lines to a power cut is
-    harmless and an fsync per search is not.
+    harmless and an fsync per search is not. An append that fails is taken back (the file cut
+    to its size before, a file it created removed) before the error is raised.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(path):
         created = not path.exists()
-        with open(path, "a", encoding="utf-8") as fh:
-            if header is not None and fh.tell() == 0:
-                fh.write(header)
-            fh.write(text)
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
-        if created and sync:
+        start = 0 if created else path.stat().st_size
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                if header is not None and fh.tell() == 0:
+                    fh.write(header)
+                fh.write(text)
+                fh.flush()
+                if sync:
+                    os.fsync(fh.fileno())
+            end = path.stat().st_size
+            if created and sync:
+                fsync_dir(path.parent)
+        except BaseException:
+            _cut(path, start, created)
+            raise
+    appended = Appended(path, start, end, created)
+    recording: list[Appended] | None = getattr(_recording, "appends", None)
+    if recording is not None:
+        recording.append(appended)
+    return appended
+
+
+def withdraw(appended: Appended) -> bool:
+    """Take ``appended`` back, under the file's lock, if it is still the file's end (nothing was
+    appended after it): the file cut to its size before, or removed when the append created it.
+    Returns whether it was taken back (False: something follows it, or the file is gone)."""
+    with file_lock(appended.path):
+        try:
+            size = appended.path.stat().st_size
+        except FileNotFoundError:
+            return False
+        if size != appended.end:
+            return False
+        _cut(appended.path, appended.start, appended.created)
+        return True
+
+
+def _cut(path: Path, size: int, created: bool) -> None:
+    """``path`` back to ``size`` bytes, durably (removed when ``created``); never raises: it runs
+    while another error is on its way up, and a cut that fails leaves what the append left."""
+    try:
+        if created:
+            path.unlink(missing_ok=True)
             fsync_dir(path.parent)
+        else:
+            with open(path, "r+b") as fh:
+                fh.truncate(size)
+                os.fsync(fh.fileno())
+    except OSError:
+        pass
 
 
 def write_atomic(path: Path, data: str | bytes, *, sync: bool = True) -> None:
@@ -211,3 +293,31 @@ def replace_durable(path: Path, write: Callable[[Path], object], *, sync: bool =
         raise
     if sync:
         fsync_dir(path.parent)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised from) is a write refused for want of space."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _NO_SPACE:
+            return True
+        text = str(current).lower()
+        if any(words in text for words in _NO_SPACE_TEXT):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def free_bytes(path: Path) -> int | None:
+    """The bytes an unprivileged writer may still use on the file system holding ``path`` (its
+    nearest existing ancestor); None when it cannot be asked."""
+    probe = Path(path)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        stats = os.statvfs(probe)
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize

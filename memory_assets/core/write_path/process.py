@@ -31,7 +31,7 @@ never writes a turn twice.
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field, replace
@@ -41,6 +41,7 @@ from typing import Any
 
 from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
 from memory_assets.core.capture.transcripts import keep_turn
+from memory_assets.core.durable import is_disk_full, recorded_appends, withdraw
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
@@ -60,6 +61,10 @@ IMPORTANT_AT = 0.7  # a fact this important refreshes MEMORY.md (the assistant's
 RECALL_QUERY_CHARS = 2000  # a huge turn is recalled by its beginning
 REINDEX_LOCK_WAIT_S = 5.0  # a day's reindex waits this long for its locks, then is left to the sensor
 _RECALL_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-recall")
+DISK_FULL_REINDEX = (
+    "the disk holding the home is full: the index was not updated; the facts are in the log and "
+    "are indexed once space is freed (the next write of that day, a sweep, or `memory-assets reindex`)"
+)
 SUMMARY_FACT_KEYS = ("content", "category", "outcome", "similarity", "matched", "matched_source")
 
 
@@ -326,6 +331,8 @@ def reindex_keys(
         indexer = Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
         return {r.key: r.embedded for r in indexer.reindex_keys(keys)}, None
     except Exception as exc:
+        if is_disk_full(exc):
+            return {}, DISK_FULL_REINDEX
         return {}, f"{type(exc).__name__}: {exc}"[:300]
 
 
@@ -379,6 +386,7 @@ def process_turns(
     embedder: TextEmbedder | None = None,
     index_transcripts: bool = True,
     reindex: bool = True,
+    on_written: Sequence[Callable[[TurnResult], None] | None] | None = None,
 ) -> list[TurnResult | Exception]:
     """Several turns of one home as one write, in order: what a server does with the turns that
     arrive for one user while it is writing the previous ones (one group, one reindex).
@@ -389,12 +397,18 @@ def process_turns(
     of a turn's cost. The turn is durable in its transcript either way, before its plan.
     ``reindex=False`` leaves (e) to the caller altogether (the sensor reindexes the files later).
 
-    Each turn is kept (0), planned (a-c) and appended (d), durably, before the next is planned; then every day and transcript the turns wrote to is reindexed, all
+    Each turn is kept (0), planned (a-c) and appended (d), durably, before the next is planned,
+    then ``on_written[i]`` (when given) is called with the turn's result as written (its facts,
+    lines and log; the reindex not done yet): the caller's own record of the turn (the memory
+    service's Idempotency-Key record), made before anything else is written; then every day and
+    transcript the turns wrote to is reindexed, all
     as one write (e), and MEMORY.md is refreshed once when any turn wrote an important fact (f). Each turn's result carries its own
     facts, log and timings, and the reindex (``rows_embedded`` and ``reindex_error`` are the
     group's one write, shared by its turns). A turn that fails before its append
     (its extractor, a full disk) is returned as its exception, in its place, and the other turns
-    go on.
+    go on. Nothing is kept of a turn that fails: what it had appended (its transcript line, its
+    log block, its confirmations) is taken back (``durable.withdraw``), unless another writer
+    appended to that file after it, so a caller that retries a refused turn never stores it twice.
 
     The turns of one call are classified against the index as it stood before the call: a second
     restatement of a fact another turn of the same call wrote is written as new (never lost; the
@@ -402,21 +416,27 @@ def process_turns(
     store = store or MemoryStore.of(settings)
     out: list[TurnResult | Exception | None] = []
     written: list[tuple[int, TurnPlan, Path | None, float]] = []
-    for turn, extractor in turns:
+    commits = list(on_written) if on_written is not None else [None] * len(turns)
+    for (turn, extractor), commit in zip(turns, commits, strict=True):
         start = time.perf_counter()
-        try:
-            turn = prepared(turn)
-            t0 = time.perf_counter()
-            transcript = keep(turn, settings)
-            kept_s = time.perf_counter() - t0
-            plan = plan_turn(turn, settings, extractor, store=store, transcript=transcript)
-            plan.timings["keep"] = kept_s
-            t0 = time.perf_counter()
-            path = apply_plan(plan, settings)
-            plan.timings["write"] = time.perf_counter() - t0
-        except Exception as exc:  # this turn is not written; the others are
-            out.append(exc)
-            continue
+        with recorded_appends() as appends:
+            try:
+                turn = prepared(turn)
+                t0 = time.perf_counter()
+                transcript = keep(turn, settings)
+                kept_s = time.perf_counter() - t0
+                plan = plan_turn(turn, settings, extractor, store=store, transcript=transcript)
+                plan.timings["keep"] = kept_s
+                t0 = time.perf_counter()
+                path = apply_plan(plan, settings)
+                plan.timings["write"] = time.perf_counter() - t0
+                if commit is not None:
+                    commit(finish_turn(plan, settings, path, store=store, reindex=False, memory_md=False))
+            except Exception as exc:  # not written (what it appended is taken back); the others are
+                for appended in reversed(appends):
+                    withdraw(appended)
+                out.append(exc)
+                continue
         written.append((len(out), plan, path, start))
         out.append(None)  # its result, once the days are reindexed
     keys = [k for _, plan, _, _ in written for k in plan.index_keys(index_transcripts)] if reindex else []

@@ -260,13 +260,88 @@ def test_process_turns_writes_every_turn_in_order_and_reindexes_each_day_once(
     assert first.reindex_error is None and canoe.log and canoe.log.endswith(f"{other_day.date()}.md")
     store = MemoryStore.of(settings)
     assert store.count("source_type = 'archive_log'") == 4  # the first turn's row, two cello rows, the canoe
-    # Every turn is kept as said, the one whose extractor broke too (it was kept before its plan).
-    assert store.count("source_type = 'transcript'") == 6
-    assert first.transcript == "captured/batch000.jsonl" and first.turn_rows_embedded == 5
+    # Every turn written is kept as said; the one whose extractor broke is not: its line was taken
+    # back when it failed (it was kept before its plan), so a caller retrying it keeps it once.
+    assert store.count("source_type = 'transcript'") == 5
+    kept = (settings.transcripts_dir / "captured" / "batch000.jsonl").read_text()
+    assert '"content": "b"' not in kept and kept.count('"role": "user"') == 4
+    assert first.transcript == "captured/batch000.jsonl" and first.turn_rows_embedded == 4
     # Only the turn with an important new fact reports the (single) MEMORY.md refresh.
     assert canoe.memory_md is not None and "memory_md" in canoe.timings
     assert repeat.memory_md is None and first.memory_md is None
     assert "total" in first.timings and "reindex" in first.timings
+
+
+# A child writing one turn through process_turns with its files limited to LIMIT bytes (a real
+# EFBIG from the kernel, as a full disk fails an append): the transcript fits, the day's log
+# (already past the limit) does not.
+_LIMITED_TURN = """
+import json, resource, signal, sys
+from datetime import datetime
+from memory_assets.core.settings import Settings
+from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn
+from memory_assets.core.write_path.process import process_turns
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+settings = Settings.load(sys.argv[1], env={})
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+turn = Turn("I keep two goats called Ada and Bo.", chat_id="goats000", at=datetime.fromisoformat(sys.argv[3]))
+[result] = process_turns([(turn, GivenFacts([ExtractedFact("Keeps two goats called Ada and Bo")]))], settings)
+print(json.dumps({"error": type(result).__name__, "errno": getattr(result, "errno", None)}))
+"""
+
+
+def test_a_turn_that_fails_part_way_keeps_nothing(settings: Settings, embedder: Embedder) -> None:
+    """A turn whose log append fails after its transcript was kept leaves neither (the transcript
+    line taken back); a turn whose caller's record fails (``on_written``) leaves nothing either,
+    and the turns beside it are written as ever."""
+    from memory_assets.core.write_path.process import process_turns
+
+    say(settings, embedder, "Keeps a sourdough starter named Clint")
+    log = settings.archive_dir / f"{DAY.isoformat()}.md"
+    captured = settings.transcripts_dir / "captured"
+    files_before = {
+        p: p.read_bytes() for p in sorted(settings.home.rglob("*")) if p.is_file() and "index" not in p.parts
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _LIMITED_TURN,
+            str(settings.home),
+            str(log.stat().st_size - 1),
+            AT.isoformat(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"error": "OSError", "errno": 27}  # EFBIG
+    assert not (captured / "goats000.jsonl").exists()  # the transcript it created is gone again
+    files_after = {
+        p: p.read_bytes() for p in sorted(settings.home.rglob("*")) if p.is_file() and "index" not in p.parts
+    }
+    assert files_after == files_before
+
+    def refused(result: object) -> None:
+        raise OSError(28, "No space left on device")  # the caller's record could not be written
+
+    recorded: list[object] = []
+    turns = [
+        (Turn("I play the oboe.", chat_id="batch000", at=AT), GivenFacts([ExtractedFact("Plays the oboe")])),
+        (Turn("I own a kayak.", chat_id="batch000", at=AT), GivenFacts([ExtractedFact("Owns a kayak")])),
+    ]
+    first, second = process_turns(turns, settings, embedder=embedder, on_written=[refused, recorded.append])
+    assert isinstance(first, OSError) and not isinstance(second, Exception)
+    assert log_lines(settings) == ["Keeps a sourdough starter named Clint", "Owns a kayak"]
+    kept = (captured / "batch000.jsonl").read_text()
+    assert "oboe" not in kept and "kayak" in kept
+    # The record was made with the turn as written, before its reindex.
+    [written] = recorded
+    assert [f.content for f in written.facts] == ["Owns a kayak"] and written.rows_embedded == 0  # type: ignore[attr-defined]
+    assert second.rows_embedded == 1
 
 
 def test_a_match_found_only_in_a_transcript_never_turns_a_write_into_a_confirmation(
