@@ -1,5 +1,13 @@
-"""The ASGI app: FastAPI (so ``/openapi.json`` and ``/docs``) with the REST routes, MCP's
-streamable HTTP at ``/mcp``, and the guards in front.
+"""The ASGI app: FastAPI (so ``/openapi.json``) with the REST routes, MCP's streamable HTTP at
+``/mcp``, and the guards in front.
+
+The API's pages, ``/docs`` (Swagger UI) and ``/redoc``, load their scripts and styles from the
+server itself (``/static-offline-docs/``, the files the pinned ``fastapi-offline`` package ships),
+never from a CDN: a self-hosted memory often runs where nothing may leave the network, and a
+page that waits on a CDN there is blank. Swagger UI's validator badge (a request to a public
+validator) is off, and both pages are answered with a Content-Security-Policy that lets the
+browser load nothing from any other origin (``OwnOriginOnly``: Redoc's footer links a logo on
+Redocly's CDN, which the browser then never asks for).
 
 ``/mcp`` is served by the SDK's session manager, stateless (every call stands alone and is
 authorised alone) with JSON answers. In front of it, ``McpEndpoint`` resolves whose memory the
@@ -20,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from mcp.server.mcpserver import Context
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from starlette.routing import Route
@@ -122,6 +131,34 @@ def json_errors(send: Send) -> Send:
     return rewritten
 
 
+DOCS_PAGES = ("/docs", "/redoc")
+DOCS_POLICY = (
+    b"default-src 'self'; script-src 'self' 'unsafe-inline' blob:; style-src 'self' 'unsafe-inline'; "
+    b"img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; "
+    b"object-src 'none'; base-uri 'self'; frame-ancestors 'none'"
+)
+
+
+class OwnOriginOnly:
+    """The API's pages answered with a policy that keeps the browser on the server's own origin."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") not in DOCS_PAGES:
+            await self.app(scope, receive, send)
+            return
+
+        async def with_policy(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"content-security-policy", DOCS_POLICY)]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_policy)
+
+
 def build_app(config: ServerConfig) -> FastAPI:
     tokens = TokenFile(config.tokens_file) if config.tokens_file is not None else None
     service = MemoryService(config)
@@ -142,10 +179,11 @@ def build_app(config: ServerConfig) -> FastAPI:
             finally:
                 await service.stop()
 
-    app = FastAPI(
+    app = FastAPIOffline(
         title="memory-assets",
         summary="Long-term memory for AI assistants: one home per user, REST and MCP",
         lifespan=lifespan,
+        swagger_ui_parameters={"validatorUrl": None},
     )
     streams = StreamPool(
         config.max_streams_per_user, config.max_streams, config.stream_idle_s, config.retry_after_s
@@ -157,6 +195,7 @@ def build_app(config: ServerConfig) -> FastAPI:
     app.include_router(build_router(service, config, tokens))
     endpoint = McpEndpoint(StreamableHTTPASGIApp(mcp.session_manager), tokens, streams)
     app.router.routes.append(Route("/mcp", endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    app.add_middleware(OwnOriginOnly)
     app.add_middleware(BodyLimit, max_body_bytes=config.max_body_bytes, body_timeout_s=config.body_timeout_s)
     app.add_middleware(
         Admission,
