@@ -103,12 +103,21 @@ class Server:
     launcher writes the package's path to the server's log first, ``imported_from``); default:
     the installed ``memory-assets`` command."""
 
-    def __init__(self, root: Path, env: dict[str, str] | None = None, code: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        env: dict[str, str] | None = None,
+        code: Path | None = None,
+        log_dir: Path | None = None,
+        wait: bool = True,
+    ) -> None:
+        """``log_dir``: where its log goes (default: beside the root); ``wait=False``: return once
+        started (``wait_until_up`` waits for the model without asking the server to be ready)."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = root.parent / f"server-{self.port}.log"
+        self.log_path = (log_dir or root.parent) / f"server-{self.port}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115
         started = time.perf_counter()
         serve = ["serve", "--root", str(root), "--port", str(self.port)]
@@ -124,7 +133,7 @@ class Server:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        while True:
+        while wait:
             if self.proc.poll() is not None:
                 raise SystemExit(f"the server exited: {self.log_path.read_text()[-3000:]}")
             try:
@@ -135,6 +144,19 @@ class Server:
                 pass
             time.sleep(0.2)
         self.ready_s = time.perf_counter() - started
+
+    def wait_until_up(self) -> None:
+        """Until the model is loaded and the catch-up done, ready or not (a full disk, say)."""
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"the server exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                state = httpx.get(f"{self.url}/ready", timeout=5).json()
+                if state.get("model_loaded") and state["catch_up"]["finished"]:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
 
     def imported_from(self) -> Path:
         """The ``memory_assets`` package this server imported (from the launcher's first line)."""

@@ -41,6 +41,9 @@ class ServerConfig:
     max_streams_per_user: int = 4  # MCP event streams (GET /mcp) one user holds; a newer closes the oldest
     max_streams: int = 256  # MCP event streams in all; past it a 503
     stream_idle_s: float = 300.0  # an event stream that carried nothing this long is closed
+    min_free_bytes: int = 104_857_600  # under this free on the root's disk: writes 507, /ready not ready
+    idempotency_ttl_s: float = 86_400.0  # an Idempotency-Key's record counts this long
+    idempotency_max_records: int = 1000  # records kept per home, the oldest removed first
     max_homes: int = 128  # homes kept open, least recently used closed first
     workers: int = 8  # threads running the core's work (model, LanceDB, files)
     batch_turns: int = 16  # turns of one user written as one group at most
@@ -94,6 +97,9 @@ class ServerConfig:
             max_streams_per_user=_number(env, {}, "MEMORY_SERVER_MAX_STREAMS_PER_USER", 4, int),
             max_streams=_number(env, {}, "MEMORY_SERVER_MAX_STREAMS", 256, int),
             stream_idle_s=_number(env, {}, "MEMORY_SERVER_STREAM_IDLE_S", 300.0, float),
+            min_free_bytes=_number(env, {}, "MEMORY_SERVER_MIN_FREE_BYTES", 104_857_600, int, zero_ok=True),
+            idempotency_ttl_s=_number(env, {}, "MEMORY_SERVER_IDEMPOTENCY_TTL_S", 86_400.0, float),
+            idempotency_max_records=_number(env, {}, "MEMORY_SERVER_IDEMPOTENCY_MAX_RECORDS", 1000, int),
             max_homes=_number(env, {}, "MEMORY_SERVER_MAX_HOMES", 128, int),
             workers=_number(env, {}, "MEMORY_SERVER_WORKERS", 8, int),
             batch_turns=_number(env, {}, "MEMORY_SERVER_BATCH_TURNS", 16, int),

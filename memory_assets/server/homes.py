@@ -42,6 +42,10 @@ indexed counts as busy, so the cache never closes it before their rows are writt
 after a write still finds its turn; a crash before the job leaves the turn in its transcript for
 the start-up catch-up.
 
+A turn sent with an ``Idempotency-Key`` (``idempotency.py``) goes through the lane like any
+other: if its key has a record, it is answered from it and not written; else its record is
+written with it, as part of the turn's write; a turn whose key is in flight waits for it.
+
 A day whose reindex failed after its turns were appended (its locks held by another writer past
 the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
 that day's reindex in the background (after 5 s, 30 s, then 2 min), as the Dagster sensor would.
@@ -72,10 +76,12 @@ from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.ops.root_feed import note_change
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.users import open_user_home
+from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.write_path.extraction import Extractor, Turn
 from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResult, process_turns
+from memory_assets.server.idempotency import Keyed, KeyReused, Records, Replay
 
 T = TypeVar("T")
 REINDEX_RETRIES_S = (5.0, 30.0, 120.0)  # waits before each retry of a day whose reindex failed
@@ -107,7 +113,7 @@ class LaneClosed(RuntimeError):
 @dataclass
 class _Write:
     future: asyncio.Future[Any]
-    turn: tuple[Turn, Extractor] | None = None
+    turn: tuple[Turn, Extractor, Keyed | None] | None = None
     job: Callable[[], Any] | None = None
     what: str = "job"  # what the root's change feed is told the job wrote
     gated: bool = False  # runs with the home's reads held off (the lane's read gate)
@@ -124,9 +130,16 @@ class WriteLane:
         batch_turns: int,
         note: Callable[[str], None] | None = None,
         read_gate: asyncio.Lock | None = None,
+        records: Records | None = None,
+        answer: Callable[[TurnResult], dict[str, Any]] = TurnResult.summary,
     ) -> None:
         self.home = home
         self.run = run
+        # The home's Idempotency-Key records (``idempotency.py``), and the answer a face gives for
+        # a turn's result (what a record holds, so a retry gets exactly the first answer).
+        self.records = records
+        self.answer = answer
+        self._keyed: dict[str, asyncio.Future[Any]] = {}  # keys of turns in flight
         # Held by every read of this home (``Service._read``); the prune after an optimize takes it.
         self.read_gate = read_gate or asyncio.Lock()
         # Tells the root's change feed that this home changed (core/ops/root_feed.py), on the
@@ -173,9 +186,21 @@ class WriteLane:
         """Writing, or holding writes: queued ones, or acknowledged turns whose rows are pending."""
         return self._task is not None or bool(self._queue) or bool(self._unindexed)
 
-    async def turn(self, turn: Turn, extractor: Extractor) -> TurnResult:
-        result: TurnResult = await self._submit(_Write(self._future(), turn=(turn, extractor)))
-        return result
+    async def turn(self, turn: Turn, extractor: Extractor, keyed: Keyed | None = None) -> TurnResult | Replay:
+        """Write ``turn``: its result, or, for a key already answered, the first answer
+        (``Replay``). A turn whose key is in flight waits for it first, then is answered as a
+        retry (or written, when the first failed)."""
+        if keyed is None:
+            result: TurnResult = await self._submit(_Write(self._future(), turn=(turn, extractor, None)))
+            return result
+        while (first := self._keyed.get(keyed.key_id)) is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(first)
+        write = _Write(self._future(), turn=(turn, extractor, keyed))
+        self._keyed[keyed.key_id] = write.future
+        write.future.add_done_callback(lambda _: self._keyed.pop(keyed.key_id, None))
+        answered: TurnResult | Replay = await self._submit(write)
+        return answered
 
     async def turns_indexed(self) -> None:
         """Wait until the transcript rows of every turn acknowledged so far are written (or their
@@ -371,21 +396,56 @@ class WriteLane:
                 except OSError as exc:
                     log.warning(f"{self.home.settings.home.name}: the change feed was not written ({exc})")
 
-    def _write(self, turns: list[tuple[Turn, Extractor]]) -> tuple[list[TurnResult | Exception], bool]:
+    def _write(
+        self, turns: list[tuple[Turn, Extractor, Keyed | None]]
+    ) -> tuple[list[TurnResult | Replay | Exception], bool]:
         """The group's results, and whether the table is due an optimize now. When its turns were
         kept in transcripts, the job that writes their rows then looks at the table
-        (``_index_turns``): the look lists the table's versions, which is not the answer's work."""
+        (``_index_turns``): the look lists the table's versions, which is not the answer's work.
+
+        A keyed turn whose key has a record is not written: its result is the recorded answer. A
+        keyed turn that is written has its record written with it (``process_turns``'
+        ``on_written``: a turn whose record fails is taken back and refused), then rewritten with
+        the whole answer after the reindex (best effort)."""
         home = self.home
-        results = process_turns(
-            turns,
+        results: list[TurnResult | Replay | Exception | None] = [None] * len(turns)
+        todo: list[int] = []
+        for i, (_, _, keyed) in enumerate(turns):
+            if keyed is not None and self.records is not None:
+                try:
+                    found = self.records.find(keyed)
+                except (KeyReused, OSError) as exc:
+                    results[i] = exc
+                    continue
+                if found is not None:
+                    results[i] = Replay(found)
+                    continue
+            todo.append(i)
+
+        def commit(keyed: Keyed | None) -> Callable[[TurnResult], None] | None:
+            records = self.records
+            if keyed is None or records is None:
+                return None
+            return lambda result: records.write(keyed, self.answer(result))
+
+        written = process_turns(
+            [(turns[i][0], turns[i][1]) for i in todo],
             home.settings,
             store=home.store,
             embedder=home.write_path_embedder(),
             index_transcripts=False,
+            on_written=[commit(turns[i][2]) for i in todo],
         )
-        if any(isinstance(r, TurnResult) and r.transcript for r in results):
-            return results, False
-        return results, self._due()
+        for i, result in zip(todo, written, strict=True):
+            results[i] = result
+            keyed = turns[i][2]
+            if keyed is not None and self.records is not None and isinstance(result, TurnResult):
+                with contextlib.suppress(OSError):  # the record of the append stands
+                    self.records.write(keyed, self.answer(result))
+        out = [r for r in results if r is not None]
+        if any(isinstance(r, TurnResult) and r.transcript for r in out):
+            return out, False
+        return out, self._due()
 
     def _due(self) -> bool:
         """Whether the table is due an optimize: the optimize sensor's rule (``optimize_reasons``),
@@ -486,12 +546,23 @@ class UserHome:
 
 
 class HomeCache:
-    def __init__(self, root: Path, embedder: BatchingEmbedder, run: Run, max_homes: int, batch_turns: int):
+    def __init__(
+        self,
+        root: Path,
+        embedder: BatchingEmbedder,
+        run: Run,
+        max_homes: int,
+        batch_turns: int,
+        records: Callable[[Settings], Records] | None = None,
+        answer: Callable[[TurnResult, Settings], dict[str, Any]] | None = None,
+    ):
         self.root = root
         self.embedder = embedder
         self.run = run
         self.max_homes = max(1, max_homes)
         self.batch_turns = batch_turns
+        self.records = records  # a home's Idempotency-Key records, from its settings
+        self.answer = answer  # a turn's result as the face answers it
         self._homes: OrderedDict[str, UserHome] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}  # one opening at a time per user
         self._closed: set[str] = set()  # users being deleted: every request refused
@@ -543,12 +614,17 @@ class HomeCache:
 
         reader, writer, extractor = await self.run(open_home)
         read_lock = asyncio.Lock()
+        shape = self.answer
         lane = WriteLane(
             writer,
             self.run,
             self.batch_turns,
             lambda what: note_change(self.root, user_id, what),
             read_gate=read_lock,
+            records=self.records(writer.settings) if self.records is not None else None,
+            answer=(lambda result: shape(result, writer.settings))
+            if shape is not None
+            else TurnResult.summary,
         )
         home = UserHome(user_id, reader, writer, extractor, lane, read_lock)
         self._homes[user_id] = home

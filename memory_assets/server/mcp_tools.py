@@ -128,7 +128,10 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
             float, Field(ge=0, le=1, description="0-1; 0.7 or more also refreshes the core memory file")
         ] = 0.5,
     ) -> dict[str, Any]:
-        return await _call(service.add_memory(user_of(ctx), text, category=category, importance=importance))
+        answer, _ = await _call(
+            service.add_memory(user_of(ctx), text, category=category, importance=importance)
+        )
+        return answer
 
     @mcp.tool(
         name="record_turn",
@@ -147,7 +150,8 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
         at: Annotated[IsoTime | None, Field(description="when it was said (ISO; default now)")] = None,
     ) -> dict[str, Any]:
         when: datetime | None = at  # type: ignore[assignment]  (validated into a datetime)
-        return await _call(service.record_turn(user_of(ctx), user, assistant, chat_id, when))
+        answer, _ = await _call(service.record_turn(user_of(ctx), user, assistant, chat_id, when))
+        return answer
 
     @mcp.tool(
         name="search_memory",

@@ -11,14 +11,16 @@ for a user or memory that does not exist on a read).
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_id
 from memory_assets.server.auth import PRINCIPAL_KEY, Principal, TokenFile, principal_of
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
+from memory_assets.server.idempotency import HEADER, REPLAYED_HEADER, BadKey, Keyed
 from memory_assets.server.schemas import SOURCE_TYPES, Cursor, IsoDate, RowId, SourceType, bodies, fields
 from memory_assets.server.service import MemoryService
 
@@ -62,7 +64,9 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    @router.get("/ready", tags=["probes"], summary="The model is loaded and the root is writable")
+    @router.get(
+        "/ready", tags=["probes"], summary="The model is loaded, the root writable and its disk not full"
+    )
     async def ready() -> Any:
         state = await service.ready()
         return state if state["ready"] else JSONResponse(state, status_code=503)
@@ -74,19 +78,29 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
         return {"users": await service.users()}
 
     @router.post("/v1/users/{user_id}/turns", tags=["write"], summary="Record a conversation turn")
-    async def record_turn(user_id: User, body: b.turn) -> dict[str, Any]:  # type: ignore[valid-type]
-        return await service.record_turn(user_id, body.user, body.assistant, body.chat_id, body.at)  # type: ignore[attr-defined]
+    async def record_turn(user_id: User, body: b.turn, key: IdempotencyKey = None) -> JSONResponse:  # type: ignore[valid-type]
+        answer, replayed = await service.record_turn(
+            user_id,
+            body.user,  # type: ignore[attr-defined]
+            body.assistant,  # type: ignore[attr-defined]
+            body.chat_id,  # type: ignore[attr-defined]
+            body.at,  # type: ignore[attr-defined]
+            keyed=keyed(key, "turns", body),
+        )
+        return written(answer, replayed)
 
     @router.post("/v1/users/{user_id}/memories", tags=["write"], summary="Add one memory (no extraction)")
-    async def add_memory(user_id: User, body: b.memory) -> dict[str, Any]:  # type: ignore[valid-type]
-        return await service.add_memory(
+    async def add_memory(user_id: User, body: b.memory, key: IdempotencyKey = None) -> JSONResponse:  # type: ignore[valid-type]
+        answer, replayed = await service.add_memory(
             user_id,
             body.text,  # type: ignore[attr-defined]
             category=body.category,  # type: ignore[attr-defined]
             importance=body.importance,  # type: ignore[attr-defined]
             chat_id=body.chat_id,  # type: ignore[attr-defined]
             at=body.at,  # type: ignore[attr-defined]
+            keyed=keyed(key, "memories", body),
         )
+        return written(answer, replayed)
 
     @router.post("/v1/users/{user_id}/search", tags=["read"], summary="Search the user's memory")
     async def search(user_id: User, body: b.search) -> dict[str, Any]:  # type: ignore[valid-type]
@@ -209,6 +223,35 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
         raise ApiError(405, "method_not_allowed", "this route does not take this method", "see /docs")
 
     return router
+
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias=HEADER,
+        description=(
+            "a key of the client's choosing (1-255 printable ASCII characters), one per request: "
+            "a retry with the same key and body gets the first answer and writes nothing"
+        ),
+    ),
+]
+
+
+def keyed(key: str | None, route: str, body: BaseModel) -> Keyed | None:
+    """The request's key record (``idempotency.py``); a 400 for a key that cannot be one."""
+    if key is None:
+        return None
+    try:
+        return Keyed.of(key, route, body.model_dump(mode="json"))
+    except BadKey as exc:
+        raise ApiError(
+            400, "invalid_idempotency_key", str(exc), f"send {HEADER} as 1 to 255 printable ASCII characters"
+        ) from None
+
+
+def written(answer: dict[str, Any], replayed: bool) -> JSONResponse:
+    """A write's answer; a replayed one says so (``Idempotent-Replayed: true``)."""
+    return JSONResponse(answer, headers={REPLAYED_HEADER: "true"} if replayed else None)
 
 
 # The user routes' shape: what a path that matched none of them holds as its user id.

@@ -8,6 +8,14 @@ the user's reader, one at a time per user. Results are the core's own (``TurnRes
 ``Hit.to_dict()``, ``Memory.to_dict()`` with its ``Lineage.to_dict()``, ``home_status``), and the
 core's errors become ``ApiError``s here, each with its status, code and fix.
 
+A full disk is named as such: a write is refused with 507 ``disk_full`` when the disk holding
+the root has less than ``min_free_bytes`` free (before anything is written), and any write that
+fails for want of space (``durable.is_disk_full``) is a 507 too, with nothing of it kept
+(``process_turns`` takes a failed turn's appends back). ``/ready`` is not ready under the same
+threshold. An answer never carries an error of the server's internals: a turn's
+``reindex_error``, ``recall.error`` and ``memory_md`` say what happened in words, and the log
+has the rest.
+
 The model loads once, in the background, at start (``warm``); ``/ready`` says when it has. The
 start-up catch-up (``catch_up``) then sweeps every existing home through its lane, so an index
 left behind by a crash (a turn appended, its day not yet reindexed) is brought in line with the
@@ -27,12 +35,13 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
 
-from memory_assets.core.durable import LockTimeout
+from memory_assets.core.durable import LockTimeout, free_bytes, is_disk_full
 from memory_assets.core.erase import EraseError, erase
 from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.core.index.lineage import Lineage, trace_id
@@ -52,12 +61,14 @@ from memory_assets.core.ops.users import (
 from memory_assets.core.reconcile import ReconcileError, forget, unforget
 from memory_assets.core.search.listing import CursorError, Memory, get_memory, list_memories
 from memory_assets.core.search.retrieval import EmptyIndexError, search
-from memory_assets.core.settings import SettingsError
-from memory_assets.core.write_path.extraction import Turn
+from memory_assets.core.settings import Settings, SettingsError
+from memory_assets.core.write_path.extraction import Extractor, Turn
+from memory_assets.core.write_path.process import DISK_FULL_REINDEX, TurnResult
 from memory_assets.core.write_path.remember import memory_turn
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
 from memory_assets.server.homes import HomeCache, LaneClosed, UserBeingDeleted, UserHome
+from memory_assets.server.idempotency import Keyed, KeyReused, Records, Replay
 
 T = TypeVar("T")
 log = logging.getLogger("memory_assets.server")
@@ -70,7 +81,15 @@ class MemoryService:
         self.root = config.root
         self.embedder = BatchingEmbedder(make_embedder(user_settings(self.root, "default")))
         self.limiter = anyio.CapacityLimiter(config.workers)
-        self.homes = HomeCache(self.root, self.embedder, self.run, config.max_homes, config.batch_turns)
+        self.homes = HomeCache(
+            self.root,
+            self.embedder,
+            self.run,
+            config.max_homes,
+            config.batch_turns,
+            records=self.records,
+            answer=answer_of,
+        )
         self.model_loaded = False
         self.model_error: str | None = None
         self.catch_up_state: dict[str, Any] = {"done": 0, "of": None, "finished": not config.catch_up}
@@ -133,15 +152,39 @@ class MemoryService:
             self.catch_up_state["done"] += 1
         self.catch_up_state["finished"] = True
 
+    def records(self, settings: Settings) -> Records:
+        """A home's Idempotency-Key records (``idempotency.py``)."""
+        return Records(settings.state_dir, self.config.idempotency_ttl_s, self.config.idempotency_max_records)
+
+    def disk_short(self) -> str | None:
+        """What is wrong when the disk holding the root has less free than writes need; None when
+        it has enough (or cannot be asked)."""
+        free = free_bytes(self.root)
+        if free is None or free >= self.config.min_free_bytes:
+            return None
+        return (
+            f"the disk holding {self.root} has {free} bytes free, under the {self.config.min_free_bytes} "
+            "the server keeps free for writes (MEMORY_SERVER_MIN_FREE_BYTES)"
+        )
+
+    def _check_space(self, user_id: str) -> None:
+        """A 507 before anything is written, when the disk is short of space."""
+        if self.disk_short() is not None:
+            raise _disk_full(user_id)
+
     async def ready(self) -> dict[str, Any]:
         # Not on the workers' limiter: a probe must answer while every worker is busy.
         writable, why = await anyio.to_thread.run_sync(self._root_writable)
+        short = self.disk_short()
         return {
-            "ready": self.model_loaded and writable,
+            "ready": self.model_loaded and writable and short is None,
             "model_loaded": self.model_loaded,
             **({"model_error": self.model_error} if self.model_error else {}),
             "root_writable": writable,
             **({"root_error": why} if why else {}),
+            "disk_free_bytes": free_bytes(self.root),
+            "disk_ok": short is None,
+            **({"disk_error": f"{short}; free space on that disk"} if short else {}),
             "catch_up": dict(self.catch_up_state),
             "homes_open": len(self.homes),
         }
@@ -163,11 +206,10 @@ class MemoryService:
         assistant: str = "",
         chat_id: str = "default",
         at: datetime | None = None,
-    ) -> dict[str, Any]:
-        with _errors(user_id):
-            async with self.homes.use(user_id, create=True) as home:
-                result = await home.lane.turn(Turn(user, assistant, chat_id, at), home.extractor)
-        return _in_home(result.summary(), home)
+        keyed: Keyed | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """The turn's answer, and whether it is a replay of a keyed request's first answer."""
+        return await self._write_turn(user_id, Turn(user, assistant, chat_id, at), None, keyed)
 
     async def add_memory(
         self,
@@ -177,15 +219,35 @@ class MemoryService:
         importance: float = 0.5,
         chat_id: str = "default",
         at: datetime | None = None,
-    ) -> dict[str, Any]:
+        keyed: Keyed | None = None,
+    ) -> tuple[dict[str, Any], bool]:
         try:
             turn, given = memory_turn(text, category=category, importance=importance, chat_id=chat_id, at=at)
         except ValueError as exc:  # no words, or an importance outside [0, 1]
             raise ApiError(422, "invalid_value", str(exc), "correct the value named in the detail") from None
+        return await self._write_turn(user_id, turn, given, keyed)
+
+    async def _write_turn(
+        self, user_id: str, turn: Turn, given: Extractor | None, keyed: Keyed | None
+    ) -> tuple[dict[str, Any], bool]:
         with _errors(user_id):
+            if self.disk_short() is not None:  # nothing can be written; a retry may still be answered
+                if keyed is not None and (found := await self._recorded(user_id, keyed)) is not None:
+                    return found, True
+                raise _disk_full(user_id)
             async with self.homes.use(user_id, create=True) as home:
-                result = await home.lane.turn(turn, given)
-        return _in_home(result.summary(), home)
+                result = await home.lane.turn(turn, given or home.extractor, keyed)
+        if isinstance(result, Replay):
+            return result.answer, True
+        return answer_of(result, home.writer.settings), False
+
+    async def _recorded(self, user_id: str, keyed: Keyed) -> dict[str, Any] | None:
+        """The recorded answer of a keyed request, read without opening (or creating) the home."""
+        try:
+            settings = await self.run(lambda: user_settings(self.root, user_id))
+        except UserIdError:
+            return None
+        return await self.run(lambda: self.records(settings).find(keyed))
 
     async def forget(
         self,
@@ -198,6 +260,7 @@ class MemoryService:
         force: bool = False,
     ) -> dict[str, Any]:
         with _errors(user_id):
+            self._check_space(user_id)
             async with self.homes.use(user_id, create=False) as home:
                 return await home.lane.job(lambda: _forget(home, text, row_id, chat, day, force))
 
@@ -222,6 +285,7 @@ class MemoryService:
         self, user_id: str, text: str | None, *, chat: str | None = None, day: date | None = None
     ) -> dict[str, Any]:
         with _errors(user_id):
+            self._check_space(user_id)
             async with self.homes.use(user_id, create=False) as home:
                 result: dict[str, Any] = await home.lane.job(
                     lambda: unforget(home.writer.settings, home.writer.indexer, text, chat=chat, day=day)
@@ -338,7 +402,10 @@ class MemoryService:
 
     async def status(self, user_id: str) -> dict[str, Any]:
         return await self._read(
-            user_id, lambda home: _in_home(home_status(home.reader.settings, home.reader.store), home)
+            user_id,
+            lambda home: _in_home(
+                home_status(home.reader.settings, home.reader.store), home.reader.settings.home
+            ),
         )
 
     async def users(self) -> list[str]:
@@ -372,15 +439,58 @@ def _forget(
     return result
 
 
-def _in_home(out: dict[str, Any], home: UserHome) -> dict[str, Any]:
+def _in_home(out: dict[str, Any], home: Path) -> dict[str, Any]:
     """The home's paths in ``out`` made relative to the home: a client sees its memory's layout,
     not where the server keeps it."""
-    root = str(home.reader.settings.home)
+    root = str(home)
     for key in ("home", "memory_dir", "notebook_dir", "index_uri", "log"):
         value = out.get(key)
         if isinstance(value, str) and (value == root or value.startswith(root + os.sep)):
             out[key] = os.path.relpath(value, root)
     return out
+
+
+NOTHING_TO_RECALL = "nothing to recall yet: the home's index is not built (its first writes build it)"
+RECALL_FAILED = "recall failed (the server's log names the cause); the turn was classified without it"
+REINDEX_FAILED = (
+    "the index was not updated (the server's log names the cause); the facts are in the log, and "
+    "the server retries the day's reindex"
+)
+
+
+def answer_of(result: TurnResult, settings: Settings) -> dict[str, Any]:
+    """A turn's result as the server answers it: the core's summary, its paths relative to the
+    home, and its failures in words (the error itself goes to the log: an answer never carries a
+    server's exception, path or stack)."""
+    out = _in_home(result.summary(), settings.home)
+    who = settings.home.name
+    if out.get("reindex_error") and out["reindex_error"] != DISK_FULL_REINDEX:
+        log.warning(f"{who}: a turn's reindex failed: {out['reindex_error']}")
+        out["reindex_error"] = REINDEX_FAILED
+    recall = out.get("recall")
+    if isinstance(recall, dict) and recall.get("error"):
+        if str(recall["error"]).startswith(EmptyIndexError.__name__):  # a new home: nothing to recall
+            recall["error"] = NOTHING_TO_RECALL
+        else:
+            log.warning(f"{who}: a turn's recall failed: {recall['error']}")
+            recall["error"] = RECALL_FAILED
+    memory_md = out.get("memory_md")
+    if isinstance(memory_md, str) and memory_md.startswith("not refreshed:"):
+        log.warning(f"{who}: MEMORY.md {memory_md}")
+        out["memory_md"] = "not refreshed (the server's log names the cause)"
+    return out
+
+
+def _disk_full(user_id: str) -> ApiError:
+    return ApiError(
+        507,
+        "disk_full",
+        f"the disk holding user {user_id!r}'s home (users/{user_id}/ under the server's root) is full: "
+        "nothing of this request was kept",
+        "the server's operator must free space on the disk holding the server's root (its /ready "
+        "says how much is free); then retry, with the same Idempotency-Key if you sent one",
+        {"Retry-After": "60"},
+    )
 
 
 def _unknown_memory(user_id: str, row_id: str) -> ApiError:
@@ -413,6 +523,16 @@ def _errors(user_id: str) -> Iterator[None]:
 def _translate(user_id: str, exc: Exception) -> Exception:
     if isinstance(exc, UserIdError):
         return ApiError(400, "invalid_user_id", str(exc), f"use a user id of {USER_ID_RULE}")
+    if is_disk_full(exc):
+        log.error(f"{user_id}: a write failed for want of space: {exc}")
+        return _disk_full(user_id)
+    if isinstance(exc, KeyReused):
+        return ApiError(
+            422,
+            "idempotency_key_reused",
+            str(exc),
+            "send a new Idempotency-Key for a new request; the same key only to retry the same request",
+        )
     if isinstance(exc, UnknownUserError):
         return ApiError(
             404,
@@ -457,9 +577,14 @@ def _translate(user_id: str, exc: Exception) -> Exception:
             str(exc),
             "forget a fact's full text as search or the memory list shows it, or its row by id",
         )
-    if isinstance(exc, LockTimeout):
+    if isinstance(exc, LockTimeout):  # its text names a lock file of the server's: logged, not answered
+        log.warning(f"{user_id}: {exc}")
         return ApiError(
-            503, "busy", str(exc), "another writer holds this home; retry shortly", {"Retry-After": "1"}
+            503,
+            "busy",
+            f"another writer (a command or a Dagster run) holds a lock on user {user_id!r}'s home",
+            "retry shortly",
+            {"Retry-After": "1"},
         )
     if isinstance(exc, EmbedderError):
         return ApiError(

@@ -71,11 +71,14 @@ class Server:
         self.proc.wait(30)
 
 
-def start(root: Path, *args: str, env: dict[str, str] | None = None, ready: bool = True) -> Server:
+def start(
+    root: Path, *args: str, env: dict[str, str] | None = None, ready: bool = True, log_dir: Path | None = None
+) -> Server:
     """``memory-assets serve --root ROOT --port <free> ARGS`` with the tests' environment (the
-    session's lock directory included) plus ``env``."""
+    session's lock directory included) plus ``env``; its output to ``log_dir`` (default: beside
+    the root)."""
     port = free_port()
-    log_path = root.parent / f"server-{port}.log"
+    log_path = (log_dir or root.parent) / f"server-{port}.log"
     log = open(log_path, "wb")  # noqa: SIM115 (closed by stop)
     proc = subprocess.Popen(
         [CLI, "serve", "--root", str(root), "--port", str(port), *args],
