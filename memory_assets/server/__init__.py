@@ -15,6 +15,7 @@ under the root (``core/ops/users.py``), opened on first use and kept in a bounde
   loopback guard of a server without tokens.
 * ``streams.py``: the MCP event streams (``GET /mcp``), a bounded pool per user.
 * ``protocol.py``: uvicorn's HTTP protocols, answering a request they cannot parse in JSON.
+* ``idempotency.py``: ``Idempotency-Key``, the records of a home's keyed writes.
 * ``homes.py``: the bounded cache of open homes, and each user's write lane (writes of one user
   go one group at a time, through the core's locks; different users write in parallel).
 * ``service.py``: the operations both faces share, run off the event loop.

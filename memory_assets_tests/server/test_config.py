@@ -69,6 +69,16 @@ def test_settings_come_from_the_environment_within_their_caps(tmp_path: Path) ->
         limits.max_streams,
         limits.stream_idle_s,
     ) == (3, 2.5, 2, 10, 30.0)
+    disk = ServerConfig.load(
+        root=tmp_path,
+        env={
+            "MEMORY_SERVER_MIN_FREE_BYTES": "0",  # the threshold off
+            "MEMORY_SERVER_IDEMPOTENCY_TTL_S": "60",
+            "MEMORY_SERVER_IDEMPOTENCY_MAX_RECORDS": "5",
+        },
+    )
+    assert (disk.min_free_bytes, disk.idempotency_ttl_s, disk.idempotency_max_records) == (0, 60.0, 5)
+    assert ServerConfig.load(root=tmp_path, env={}).min_free_bytes == 100 * 1024 * 1024
     assert ServerConfig.load(root=tmp_path, port=8123, env={"MEMORY_SERVER_PORT": "9000"}).port == 8123
     for name, value, problem in (
         ("MEMORY_SERVER_MAX_SEARCH_LIMIT", "101", "above 100"),
@@ -78,6 +88,8 @@ def test_settings_come_from_the_environment_within_their_caps(tmp_path: Path) ->
         ("MEMORY_SERVER_BODY_TIMEOUT_S", "inf", "not a finite number"),
         ("MEMORY_SERVER_MAX_STREAMS_PER_USER", "-1", "must be positive"),
         ("MEMORY_SERVER_STREAM_IDLE_S", "0", "must be positive"),
+        ("MEMORY_SERVER_MIN_FREE_BYTES", "-1", "must be positive"),
+        ("MEMORY_SERVER_IDEMPOTENCY_TTL_S", "0", "must be positive"),
         ("MEMORY_SERVER_WORKERS", "nan", "not a int"),
         ("MEMORY_SERVER_PORT", "70000", "not a TCP port"),
     ):
