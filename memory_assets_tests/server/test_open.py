@@ -106,7 +106,7 @@ def test_mcp_over_stdio_started_by_the_sdk_client(server: Server) -> None:
     async def scenario() -> None:
         async with Client(params, read_timeout_seconds=180) as dave:
             tools = await dave.list_tools()
-            assert len(tools.tools) == 7
+            assert len(tools.tools) == 8  # erase_memory the eighth
             turned = await dave.call_tool("record_turn", {"user": "My sister Ana lives in Madrid."})
             assert not turned.is_error, text_of(turned)
             hits = json.loads(text_of(await dave.call_tool("search_memory", {"query": "sister"})))["hits"]

@@ -154,7 +154,9 @@ def _recent_where(cutoff: date) -> str:
     return f"(importance > 0.5 OR ((importance = 0.5 OR importance IS NULL) AND {recent}))"
 
 
-def _scan_candidates(store: MemoryStore, tombstoned: Tombstones, candidates: int) -> pa.Table:
+def _scan_candidates(
+    store: MemoryStore, tombstoned: Tombstones | frozenset[str], candidates: int
+) -> pa.Table:
     """The ``candidates`` best fact rows, read from the table. Daily-log rows all rank 0.5, so the
     best are the rarer rows ranked higher and then the recent 0.5 ones: read that set first (the
     fact_date index makes it cheap) and the whole table only when it holds too few; the result is
@@ -169,8 +171,9 @@ def _scan_candidates(store: MemoryStore, tombstoned: Tombstones, candidates: int
     return _best_rows(store.scan(_COLUMNS, where=where), tombstoned, candidates)
 
 
-def _candidates_key(store: MemoryStore, tombstoned: Tombstones) -> dict[str, Any]:
+def _candidates_key(store: MemoryStore, tombstoned: Tombstones | frozenset[str]) -> dict[str, Any]:
     """What the kept candidates depend on besides the table's version."""
+    tombstoned = as_tombstones(tombstoned)
     hidden = sorted(tombstoned.contents) + sorted(h for h, _ in tombstoned.erased)
     digest = hashlib.sha256("\n".join(hidden).encode("utf-8", "replace")).hexdigest()
     return {
@@ -260,7 +263,7 @@ def _rows_json(rows: pa.Table) -> list[dict[str, Any]]:
 
 
 def _best_candidates(
-    store: MemoryStore, tombstoned: Tombstones, candidates: int, state_path: Path | None
+    store: MemoryStore, tombstoned: Tombstones | frozenset[str], candidates: int, state_path: Path | None
 ) -> list[dict[str, Any]]:
     """The ``candidates`` best fact rows (``_best_rows``'s order), as the whole table would give them.
 
@@ -271,6 +274,7 @@ def _best_candidates(
     changes nothing (a deleted row outside the best cannot enter them). Anything else (another
     writer's commit, an optimize, a deleted kept row, new tombstones, another table) reads the
     table again. The result is the same rows the read would give."""
+    tombstoned = as_tombstones(tombstoned)
     if state_path is None or not state_path.parent.is_dir():
         with store.snapshot():
             return _scan_candidates(store, tombstoned, candidates).to_pylist()
@@ -313,16 +317,24 @@ def _rank_columns() -> list[pl.Expr]:
 
 
 def _hidden_norms(norms: pl.Series, tombstoned: Tombstones) -> set[str]:
-    """The normalised texts among ``norms`` that a tombstone hides: the tombstoned texts, and the
-    texts that hold a person's forgotten text (found by a literal search first, then checked on
-    word boundaries). Erased texts need no search here: an erase deletes every row that holds
-    one, and the indexer plans no row that holds one again."""
+    """The normalised texts among ``norms`` that a tombstone hides (``_hides``): the tombstoned
+    texts, and the texts that hold a person's forgotten text, found by a literal search first.
+    Erased texts need no search here: an erase deletes every row that holds one, and the indexer
+    plans no row that holds one again."""
     hidden = set(tombstoned.contents)
     held = list(tombstoned.held_texts)
     if held and norms.len():
         suspects = norms.filter(norms.str.contains_any(held)).unique().to_list()
-        hidden.update(n for n in suspects if n is not None and tombstoned.holds_forgotten(n, erased=False))
+        hidden.update(n for n in suspects if n is not None and _hides(n, tombstoned, held))
     return hidden
+
+
+def _hides(norm: str, tombstoned: Tombstones, held: list[str]) -> bool:
+    """Whether a tombstone hides a candidate by its normalised text: one decision, made the same way
+    by both pickers (a literal search for a held text first, as polars' ``contains_any`` makes it)."""
+    if norm in tombstoned.contents:
+        return True
+    return any(h in norm for h in held) and tombstoned.holds_forgotten(norm, erased=False)
 
 
 def _best_rows(data: pa.Table, tombstoned: Tombstones | frozenset[str], candidates: int) -> pa.Table:
@@ -439,11 +451,8 @@ def _best_rows_plain(
         return None
     cols = {n: data.column(n).to_pylist() for n in [*names, "created_at"]}
     tombs = as_tombstones(tombstoned)
-    order = [
-        i
-        for i, norm in enumerate(norms)
-        if norm != "" and norm not in tombs.contents and not tombs.holds_forgotten(norm, erased=False)
-    ]
+    held = list(tombs.held_texts)
+    order = [i for i, norm in enumerate(norms) if norm != "" and not _hides(norm, tombs, held)]
     keys: list[tuple[list[Any], bool]] = [(weights, True), (days, True), (norms, False)]
     keys += [(cols[n], False) for n in ("content", "category", "fact_date", "source_date", "created_at")]
     if "id" in cols:
