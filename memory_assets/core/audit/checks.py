@@ -156,7 +156,8 @@ def _source(source_type: str | None, source_file: str | None) -> str:
 _MIGRATES = {True: " (it migrates the table from the assistant's format first)", False: ""}
 _UNOWNED = (
     "no markdown file holds these rows, so no reindex {what}: export the legacy rows to the daily logs "
-    "(`memory-assets migrate` first if the table is still in the assistant's format), then reindex"
+    "(`memory-assets migrate` first if the table is still in the assistant's format), then reindex; "
+    "rows already exported go with `memory-assets legacy apply`"
 )
 
 
@@ -456,7 +457,10 @@ def _forgotten_served(settings: Settings, tombs: Tombstones) -> list[str]:
                 f"{', '.join(map(str, lines[:10]))}) hold a forgotten text, and the file is in every prompt; "
                 "fix: run `memory-assets forget` again with that text (it rewrites the zone at once)"
             )
-    held = [n for n, text in kept_candidate_texts(settings.state_dir) if tombs.hides(text)]
+    # A person's forgotten or erased text (as in the zone above): a text the reconcile retired
+    # (folded into a page) is no person's, and the candidates are keyed on the tombstones: the
+    # next refresh reads the table again.
+    held = [n for n, text in kept_candidate_texts(settings.state_dir) if tombs.line_hidden(text)]
     if held:
         problems.append(
             f"notebook/.state/{CANDIDATES_STATE}: {len(held)} kept candidate(s) of the MEMORY.md refresh "

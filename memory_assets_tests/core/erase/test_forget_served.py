@@ -5,6 +5,7 @@ still holds it."""
 
 import json
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -19,10 +20,19 @@ from memory_assets_tests.core.erase.test_erase import SECRET, _run, holders, pla
 FACT = "Their passport number is XK7741239."
 
 
+def applied_home(settings: Settings, capsys: pytest.CaptureFixture[str]) -> Path:
+    """``planted_home`` with its legacy rows' move finished as a person finishes it: exported, then
+    applied (the rows deleted from the table). Exported but not applied, a legacy row whose log
+    copy the dream folded is served beside its retired twin, and check names it."""
+    home = planted_home(settings, capsys)
+    assert _run(home, "legacy", "apply", "--yes", capsys=capsys)[0] == 0
+    return home
+
+
 def test_forget_the_fact_line_hides_it_everywhere_served_and_the_markdown_keeps_it(
     settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    home = planted_home(settings, capsys)
+    home = applied_home(settings, capsys)
     zone = read_zones(settings.memory_md_path).generated or ""
     assert SECRET in zone, "the promotion put the fact in MEMORY.md's generated zone"
     # A person's own line in the manual zone holds it too: named, and left.
@@ -60,7 +70,7 @@ def test_forget_the_fact_line_hides_it_everywhere_served_and_the_markdown_keeps_
 def test_check_names_a_served_place_that_still_holds_a_forgotten_text(
     settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    home = planted_home(settings, capsys)
+    home = applied_home(settings, capsys)
     assert _run(home, "forget", FACT, capsys=capsys)[0] == 0
     store = MemoryStore.of(settings)
     assert no_tombstoned_content(settings, store).passed
@@ -97,3 +107,20 @@ def test_forget_refuses_a_short_text_and_a_text_too_much_of_the_home_holds(
     assert not settings.tombstones_path.exists()
     assert main([*home, "forget", "went to the market", "--force"]) == 0
     assert json.loads(capsys.readouterr()[0])["tombstoned"] is True
+
+
+def test_a_legacy_row_exported_and_folded_but_not_applied_is_named_with_its_fix(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dream folded the exported copy of a legacy row and the reconcile retired it: the row
+    itself (no file holds it) is served beside its retired twin until ``legacy apply``. check
+    names it and that fix; a text the reconcile retired is no forgotten text in the kept
+    candidates."""
+    home = planted_home(settings, capsys)
+    store = MemoryStore.of(settings)
+    outcome = no_tombstoned_content(settings, store)
+    assert not outcome.passed
+    assert len(outcome.problems) == 1, outcome.problems
+    assert "legacy_direct" in outcome.problems[0] and "legacy apply" in outcome.problems[0]
+    assert _run(home, "legacy", "apply", "--yes", capsys=capsys)[0] == 0
+    assert no_tombstoned_content(settings, store).passed
