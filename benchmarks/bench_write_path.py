@@ -58,7 +58,7 @@ from memory_assets.core.knowledge.personal_pages import PERSONAL_DIR
 from memory_assets.core.write_path.extraction import Turn
 from memory_assets.core.write_path.process import process_turn
 from memory_assets.core.write_path.rule_extractor import RuleExtractor
-from memory_assets.core.index.freshness import FRAGMENTS_SOFT
+from memory_assets.core.index.maintenance import FRAGMENTS_SOFT
 from memory_assets.core.settings import Settings
 
 CORPUS = Path(__file__).parent / "data" / "extraction_corpus.jsonl"

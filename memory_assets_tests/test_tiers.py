@@ -3,7 +3,7 @@ core imports no Dagster.
 
 Floors, lowest first (README "Map of the code"):
 
-0. ground: ``core/{settings,durable,text,textfile,failpoints,sources,outcome}.py``
+0. ground: ``core/{settings,durable,text,textfile,failpoints,sources,outcome,backoff}.py``
 1. ``core/models/``, ``core/capture/``, ``core/knowledge/`` (peers: none imports another)
 2. ``core/index/`` (the table, its writer, its freshness)
 3. ``core/search/`` (retrieval, ranking, context, listing: reads of the index)
@@ -28,7 +28,7 @@ import pytest
 import memory_assets
 
 PACKAGE = Path(memory_assets.__file__).parent
-GROUND = {"settings", "durable", "text", "textfile", "failpoints", "sources", "outcome"}
+GROUND = {"settings", "durable", "text", "textfile", "failpoints", "sources", "outcome", "backoff"}
 FLOORS: dict[str, int] = {
     "core.models": 1,
     "core.capture": 1,

@@ -19,8 +19,9 @@ the CLI, the Dagster sensors and backfills write beside it safely. Different use
 parallel. A caller that goes away does not stop its write: a write that started finishes.
 
 The lane also keeps its home's table within bounds, as the Dagster optimize sensor would: after a
-group, when ``optimize_reasons`` (``core/index/freshness.py``: too many fragments or versions, or a
-day since the last optimize with changes) says so, an optimize runs as the lane's next job. After a
+group, when the maintenance clock (``core/index/maintenance.py``: too many fragments or versions, a
+day since the last optimize with changes, or the table directory grown past its size after the
+last optimize and prune) says so, an optimize runs as the lane's next job. After a
 group of turns that question is asked by the job that writes their transcripts' rows, after the
 answers: it lists the table's versions (about 30 ms at 500 versions), and is no part of
 acknowledging a turn. The optimize is followed by a prune of the versions it replaced, once no
@@ -48,7 +49,8 @@ written with it, as part of the turn's write; a turn whose key is in flight wait
 
 A day whose reindex failed after its turns were appended (its locks held by another writer past
 the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
-that day's reindex in the background (after 5 s, 30 s, then 2 min), as the Dagster sensor would.
+that day's reindex in the background (``core/backoff.LANE_REINDEX_RETRY``), as the Dagster sensor
+would.
 (design §8.6)
 
 Deleting a user (``HomeCache.closed_for``): the user's requests are refused from then on
@@ -68,10 +70,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memory_assets.core.backoff import LANE_REINDEX_RETRY
 from memory_assets.core.home import Home
-from memory_assets.core.index import table_damage
-from memory_assets.core.index.freshness import optimize_reasons
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.maintenance import MaintenanceClock, disk_bytes, prune_again_after
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.ops.root_feed import note_change
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
@@ -84,7 +86,6 @@ from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResul
 from memory_assets.server.idempotency import Keyed, KeyReused, Records, Replay
 
 T = TypeVar("T")
-REINDEX_RETRIES_S = (5.0, 30.0, 120.0)  # waits before each retry of a day whose reindex failed
 # The turns' rows are written once the lane has had no turn for this long (a user's next turn, sent
 # right after the answer, comes well within it; one every second leaves the job most of it) ...
 INDEX_TURNS_IDLE_S = 0.25
@@ -92,13 +93,6 @@ INDEX_TURNS_IDLE_S = 0.25
 # pause gets them in one model call every few seconds; a read never waits for this).
 INDEX_TURNS_MAX_WAIT_S = 5.0
 log = logging.getLogger("memory_assets.server")
-# The lane optimizes a table whose directory grew past this many times its size after the last
-# optimize and prune (``WriteLane._due``). With the prune the index stays near its compacted size,
-# but not within 2x at every moment: an optimize writes its new files before the prune removes the
-# old ones (docs/benchmarks.md, "Disk during a paced day, with the readers' waits").
-DISK_GROWTH_SOFT = 1.25
-# The prune after an optimize's retention comes this long after the retention has passed.
-PRUNE_AFTER_RETENTION_S = 1.0
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
 
 
@@ -149,8 +143,8 @@ class WriteLane:
         self._queue: deque[_Write] = deque()
         self._task: asyncio.Task[None] | None = None
         self._retries: set[asyncio.Task[None]] = set()
-        self._optimized_at = time.time()  # what optimize_reasons compares with (the sensor's cursor)
-        self._optimized_version: int | None = None
+        # The table's maintenance clock: the lane's start counts as an optimize (as a first look does).
+        self.clock = MaintenanceClock(optimized_at=time.time())
         self._optimizing = False
         # the prune once the retention has passed, after a prune that kept versions for reads
         self._prune_timer: asyncio.TimerHandle | None = None
@@ -158,7 +152,6 @@ class WriteLane:
         self.groups = 0  # groups of turns written (one process_turns call each)
         self.optimized = 0  # optimizes the lane ran
         self.pruned = 0  # prunes after them that removed the old versions
-        self._bytes_after_optimize: int | None = None  # the table directory's, after the last one
         # Transcripts holding acknowledged turns whose rows are not written yet, and the job that
         # writes them (queued at most once); set when none is left: what reads wait for.
         self._unindexed: set[str] = set()
@@ -285,7 +278,7 @@ class WriteLane:
         whether or not another turn comes."""
         if self._prune_timer is not None:
             self._prune_timer.cancel()
-        wait = self.home.settings.lane_version_retention_s + PRUNE_AFTER_RETENTION_S
+        wait = prune_again_after(self.home.settings.lane_version_retention_s)
         self._prune_timer = asyncio.get_running_loop().call_later(wait, self._queue_prune)
 
     def _queue_prune(self) -> None:
@@ -373,7 +366,7 @@ class WriteLane:
         """Retry one file's reindex through the lane, a few times, then leave it to the next
         write of that day, the catch-up at the next start, or a sensor."""
         home = self.home
-        for wait in REINDEX_RETRIES_S:
+        for wait in LANE_REINDEX_RETRY.retries():
             await asyncio.sleep(wait)
             indexer = Indexer(home.settings, home.store, home.embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
             try:
@@ -448,38 +441,17 @@ class WriteLane:
         return out, self._due()
 
     def _due(self) -> bool:
-        """Whether the table is due an optimize: the optimize sensor's rule (``optimize_reasons``),
-        or the table's directory grown past ``DISK_GROWTH_SOFT`` times its size after the lane's
-        last optimize and prune. The second is for a small home: its first turns of a day add
-        versions and fragments of a few kilobytes each, which took a 79 kB table past twice its
-        compacted size before its 16th fragment (benchmarks/paced_day.py); a large home's turns
-        are a small part of it, and the fragment rule comes first."""
+        """Whether the table is due an optimize (the maintenance clock's reasons, or its growth
+        rule against the directory's size after the lane's last optimize and prune)."""
         try:
             stats = self.home.store.stats()
             if stats.legacy:
                 return False
-            if optimize_reasons(stats, self._optimized_at, self._optimized_version):
+            if self.clock.reasons(stats, time.time()):
                 return True
-            size = self._disk_bytes()
-            if size is None:
-                return False
-            if self._bytes_after_optimize is None:
-                self._bytes_after_optimize = size
-            return size > DISK_GROWTH_SOFT * self._bytes_after_optimize
+            return self.clock.grown(disk_bytes(self.home.settings))
         except Exception:  # the writes stand; maintenance waits for the next group
             return False
-
-    def _disk_bytes(self) -> int | None:
-        """The table directory's bytes on disk now (None: an index on an object store)."""
-        settings = self.home.settings
-        directory = table_damage.table_dir(settings.index_uri, settings.table_name)
-        if directory is None or not directory.is_dir():
-            return None
-        total = 0
-        for f in directory.rglob("*"):
-            with contextlib.suppress(FileNotFoundError):
-                total += f.stat().st_size if f.is_file() else 0
-        return total
 
     def _optimize(self) -> None:
         """Compact the table, fold new rows into its indexes, prune old versions (the core's
@@ -488,11 +460,11 @@ class WriteLane:
             # The home's retention (a day): the versions it replaced are pruned by ``_prune``, next,
             # once no read is on them.
             after = self.home.indexer_without_embedder().optimize().after
-            self._optimized_version, self.optimized = after.version, self.optimized + 1
+            self.clock.optimized_version, self.optimized = after.version, self.optimized + 1
         except Exception as exc:
             log.warning(f"{self.home.settings.home.name}: optimize failed ({type(exc).__name__}: {exc})")
         finally:
-            self._optimized_at = time.time()
+            self.clock.optimized_at = time.time()
 
     def _prune(self) -> None:
         """Right after the optimize, with this home's reads in the service held off (the job is
@@ -519,7 +491,7 @@ class WriteLane:
         finally:
             # pruned or not (a held home keeps its versions): the next growth is measured from here
             with contextlib.suppress(OSError):
-                self._bytes_after_optimize = self._disk_bytes()
+                self.clock.bytes_after = disk_bytes(self.home.settings)
             self._optimizing = False
 
 

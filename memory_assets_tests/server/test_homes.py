@@ -156,7 +156,7 @@ def test_a_day_whose_reindex_failed_is_retried_in_the_background(tmp_path: Path,
 
 
 def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedder) -> None:
-    from memory_assets.core.index.freshness import FRAGMENTS_SOFT
+    from memory_assets.core.index.maintenance import FRAGMENTS_SOFT
     from memory_assets.core.index.store import MemoryStore
 
     homes = cache(tmp_path, embedder)
@@ -206,7 +206,7 @@ def test_the_lane_prunes_the_versions_its_optimize_left(tmp_path: Path, embedder
     """Each optimize compacts by rewriting the new rows and the indexes; the versions before it hold
     the old files. Pruned right after (no read in flight), the index stays within 2x of the home
     compacted (a day's versions kept: 6x and more, benchmarks/paced_day.py)."""
-    from memory_assets.core.index.freshness import FRAGMENTS_SOFT
+    from memory_assets.core.index.maintenance import FRAGMENTS_SOFT
 
     homes = cache(tmp_path, embedder)
 

@@ -8,8 +8,8 @@ Freshness, not change. A file is stale exactly when the index is out of date for
 of the rows the file should produce (the plan the indexer executes) differs from the digest the
 index state recorded after the file's last successful reindex, whatever the cursor says. So:
 
-* a run that failed, was cancelled or was lost is requested again, with backoff (30 s doubling
-  to an hour), with no change to the file: fix the cause (a bad model setting, a full disk) and
+* a run that failed, was cancelled or was lost is requested again, with backoff
+  (``core/backoff.py``'s ``RUN_RETRY``), with no change to the file: fix the cause (a bad model setting, a full disk) and
   the file heals by itself;
 * the first look after any indexing finds nothing stale;
 * a deleted file whose rows are still indexed stays stale until its rows are gone.
@@ -31,27 +31,21 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from memory_assets.core.backoff import RUN_RETRY
 from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.capture.transcripts import list_transcripts
 from memory_assets.core.durable import stat_signature
 from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FilePlan
-from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS, TableStats
-from memory_assets.core.index.table_directory import Bounds
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.knowledge.watermark import read_watermark
 from memory_assets.core.sources import ARCHIVE, CORE_FILES, IndexKey
 
 CURSOR_VERSION = 2
-RETRY_BASE_S = 30  # the first retry of a failed run waits this long; each further one twice as long
-RETRY_MAX_S = 3600
 LOST_AFTER_S = 300  # a requested run that never appeared is requested again after this
 DIGEST_CHARS = 16
 EMPTY_DIGEST = FilePlan("archive", "", ARCHIVE).digest()[:DIGEST_CHARS]
-FRAGMENTS_SOFT = MAX_FRAGMENTS // 4  # compact well before the table_bounded check's bound
-VERSIONS_SOFT = MAX_VERSIONS // 4
-OPTIMIZE_EVERY_S = 24 * 3600
 
 
 class RunState(enum.Enum):
@@ -156,7 +150,7 @@ class Freshness:
         age = self.now - pending["at"]
         if status is RunState.UNKNOWN and age < LOST_AFTER_S:
             return None  # requested, not launched yet
-        if age < min(RETRY_BASE_S * 2 ** pending["attempt"], RETRY_MAX_S):
+        if age < RUN_RETRY.wait(int(pending["attempt"])):
             return None
         return int(pending["attempt"]) + 1
 
@@ -365,40 +359,3 @@ def stale_files(
             into.append(StaleFile(key, digest, attempt))
     cursor.files = files
     return scan
-
-
-def optimize_ruled_out(
-    bounds: Bounds | None, last_optimized_at: float, last_optimized_version: object, now: float
-) -> bool:
-    """Whether ``optimize_reasons`` can only find nothing, told by the table directory's
-    ``bounds`` (``table_directory.bounds``) with no table opened: there is no table; or the
-    directory holds no more data files than ``FRAGMENTS_SOFT`` (so no more fragments), no more
-    versions than ``VERSIONS_SOFT``, and it is less than a day since the last optimize or the
-    latest version is the one optimised. False whenever the directory cannot tell (a table on an
-    object store, the first look, a manifest whose name is not a version): open the table and ask
-    ``optimize_reasons``."""
-    if bounds is None:
-        return False
-    if not bounds.exists:
-        return True
-    if last_optimized_at == 0.0 or bounds.data_files > FRAGMENTS_SOFT or bounds.versions > VERSIONS_SOFT:
-        return False
-    if now - last_optimized_at < OPTIMIZE_EVERY_S:
-        return True
-    return bounds.version is not None and bounds.version == last_optimized_version
-
-
-def optimize_reasons(
-    stats: TableStats, last_optimized_at: float, last_optimized_version: object, now: float | None = None
-) -> list[str]:
-    """Why the table wants an optimize now (empty: it does not): more than a quarter of the
-    table_bounded check's fragments or versions, or a day since the last optimize with changes."""
-    now = clock() if now is None else now
-    reasons = []
-    if stats.fragments > FRAGMENTS_SOFT:
-        reasons.append(f"{stats.fragments} fragments > {FRAGMENTS_SOFT}")
-    if stats.versions > VERSIONS_SOFT:
-        reasons.append(f"{stats.versions} versions > {VERSIONS_SOFT}")
-    if now - last_optimized_at >= OPTIMIZE_EVERY_S and last_optimized_version != stats.version:
-        reasons.append("a day since the last optimize and the table changed")
-    return reasons

@@ -36,7 +36,7 @@ neither is a table on an object store (no directory to stat): both are opened as
 version is at least one of them, so it bounds the live version's fragments from above), the
 number of version manifests in ``_versions/`` (the versions kept) and the latest version (from
 the manifests' names: ``<version>.manifest``, or ``<2**64 - 1 - version>.manifest`` in Lance's
-second naming scheme). ``freshness.optimize_ruled_out`` decides from them when the optimize
+second naming scheme). ``maintenance.MaintenanceClock.ruled_out`` decides from them when the optimize
 check can only find nothing to do.
 """
 

@@ -347,3 +347,22 @@ def _ingest_turn(
         state["pending"] = None
         _save(state_path, state)
     return finish_turn(plan, settings, path, store=store, embedder=embedder)
+
+
+def sessions_behind(settings: Settings) -> tuple[list[str], str]:
+    """The sessions whose transcript is longer than the write path has ingested, and the state a
+    freshness check compares ("-" when none is behind and no turn is pending). An unreadable
+    progress file counts as no progress: the ingest reports it, with the fix."""
+    path = settings.write_path_state_path
+    try:
+        progress = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except ValueError:
+        progress = {}
+    done = {s: int(v.get("offset", 0)) for s, v in (progress.get("sessions") or {}).items()}
+    behind = sorted(
+        session
+        for session, file in list_sessions(settings.transcripts_dir)
+        if file.stat().st_size > done.get(session, 0)
+    )
+    # One key for the whole write path: "recorded" is the sessions behind, "desired" is none behind.
+    return behind, "behind:" + ",".join(behind) if behind or progress.get("pending") else "-"

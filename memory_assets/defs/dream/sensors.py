@@ -1,18 +1,17 @@
 """The dream's pacing: a sensor that decides from persisted state only whether to dream now.
 
 It reads ``dream_state.json`` and ``log.md`` (never in-memory counters, so a restarted daemon
-decides exactly as a running one) and asks ``pacing.decide``: an ingest or a skip requests the
+decides exactly as a running one) and asks ``pacing.decide``, as the homes planner asks it
+(``core/ops/upkeep/look.dream_pacing``): an ingest or a skip requests the
 ``dream`` job over the batch's days (one run for the batch), a lint requests ``dream_lint``.
 Nothing is requested while a dream run is in flight. Run keys carry the attempt (the batch's
 failure count and last attempt time), so a retry is a new run and a re-evaluated tick is not.
 """
 
-from datetime import UTC, datetime
-
 import dagster as dg
 
-from memory_assets.core.dream.pacing import IDLE, LINT, decide
-from memory_assets.core.knowledge.dream_state import load_dream_state
+from memory_assets.core.dream.pacing import IDLE, LINT
+from memory_assets.core.ops.upkeep.look import dream_pacing
 from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
 from memory_assets.defs.index.sensors import IN_FLIGHT
 from memory_assets.defs.partitions import day_range_tags, register_days_requests
@@ -36,8 +35,7 @@ def dream_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     for job in (dream_job, dream_lint_job):
         if context.instance.get_runs(dg.RunsFilter(job_name=job.name, statuses=list(IN_FLIGHT)), limit=1):
             return dg.SensorResult(skip_reason=f"a {job.name} run is in flight")
-    state = load_dream_state(settings.dream_state_path, settings.log_md)
-    decision = decide(settings, state, now=datetime.now(UTC))
+    state, decision = dream_pacing(settings)
     if decision.kind == IDLE:
         return dg.SensorResult(skip_reason=decision.reason)
     attempt = f"{state.failures.get(decision.batch_key, 0)}:{state.last_attempt_at.isoformat() if state.last_attempt_at else '-'}"

@@ -1,6 +1,6 @@
 """Many homes: the batches the homes sensor cuts from the homes it found with work (design §11.4).
 
-A look at a home (``sensors._look_at``) that finds work adds the user and the hints (``Work``)
+A look at a home (``core/ops/upkeep/look.py``, asked by ``sensors.homes_sensor``) that finds work adds the user and the hints (``Work``)
 to the **open batch**, kept in the sensor's cursor. The open batch is requested as one run of
 ``upkeep_batch`` as soon as it holds ``MEMORY_UPKEEP_BATCH_SIZE`` users (default 200), or once
 its first user has waited ``MEMORY_UPKEEP_WAIT_S`` (default 60 s), whichever comes first; the

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 
 import dagster as dg
 
+from memory_assets.core.ops.upkeep.look import Look
 from memory_assets.core.ops.upkeep.work import dedup_due
 from memory_assets.core.reconcile import handoff_pending
 from memory_assets.core.settings import Settings
@@ -62,6 +63,33 @@ REASONS = {
     "daily_logs": "no daily log yet",
     **{name: "a file the assistant, the dream and people write: seen by the homes sensor" for name in SEEN},
 }
+
+
+LEGACY = ("legacy_rows_exported", "legacy_rows_deleted")
+FILE_ASSETS = {"vault_index": "notebook", "core_file_index": "core", "transcript_index": "transcript"}
+"""The index asset of each group of files a look asks about."""
+
+
+def idle_assets(look: Look) -> set[str]:
+    """The assets a look at a home found nothing to do for (``archival_memories`` aside: the
+    sensor decides it against what it reported)."""
+    idle: set[str] = set()
+    if not look.days.stale and not look.days_in_flight:  # no day out of date, none in flight
+        idle.add("archive_index")
+    if not (look.days.grown or look.days.current or look.days.stale):
+        idle.add("daily_logs")  # no log yet
+    for asset, group in FILE_ASSETS.items():
+        if not look.files.get(group) and group not in look.files_in_flight:
+            idle.add(asset)
+    if look.transcripts is None or look.transcripts.current:
+        idle.add("ingested_turns")
+    if look.dream is not None and not look.dream.pending:
+        idle.add("vault")  # no day to consolidate
+    if not look.work.dream:
+        idle.add("vault_lint")  # no lint due
+    if look.legacy_rows is False:  # no table, or none in the assistant's format
+        idle.update(LEGACY)
+    return idle
 
 
 def _stat_level(settings: Settings, wanted: set[str]) -> set[str]:

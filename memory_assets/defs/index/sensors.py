@@ -4,7 +4,8 @@ transcripts), and the index maintenance sensor.
 They translate: ``core/index/freshness.py`` decides which days and files are stale and due for a
 request (freshness, not change; retries with backoff; a cursor that is only a cache), and these
 sensors turn its answer into run requests, the external assets' materialisation events and log
-lines. The maintenance sensor asks ``optimize_reasons`` whether the table wants an optimize.
+lines. The maintenance sensor asks the maintenance clock (``core/index/maintenance.py``), as the
+homes planner and the memory service do, whether the table wants an optimize.
 """
 
 from datetime import date
@@ -14,16 +15,8 @@ import dagster as dg
 
 from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.index import freshness
-from memory_assets.core.index.freshness import (
-    FRAGMENTS_SOFT,
-    VERSIONS_SOFT,
-    Cursor,
-    RunState,
-    optimize_reasons,
-    signature,
-    stale_days,
-    stale_files,
-)
+from memory_assets.core.index.freshness import Cursor, RunState, signature, stale_days, stale_files
+from memory_assets.core.index.maintenance import FRAGMENTS_SOFT, VERSIONS_SOFT, MaintenanceClock
 from memory_assets.defs.index.assets import archival_memories, archive_index, transcript_index
 from memory_assets.defs.index.external import (
     consolidation_log,
@@ -262,7 +255,7 @@ def index_maintenance_sensor(
         value = last.asset_materialization.metadata.get("version")
         last_version = getattr(value, "value", None)
     now = freshness.clock()
-    reasons = optimize_reasons(stats, last_at, last_version, now)
+    reasons = MaintenanceClock(last_at, last_version).reasons(stats, now)
     if not reasons:
         return dg.SensorResult(
             skip_reason=f"within bounds ({stats.fragments} fragments, {stats.versions} versions)"

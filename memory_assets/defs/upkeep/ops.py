@@ -28,7 +28,7 @@ import dagster as dg
 from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent
 
 from memory_assets.core.ops.upkeep.batch import UserUpkeep, run_batch
-from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S
+from memory_assets.core.ops.upkeep.outcomes import UPKEEP_RETRY
 from memory_assets.core.ops.upkeep.work import Work
 from memory_assets.core.ops.users import has_home
 from memory_assets.core.settings import SettingsError
@@ -44,7 +44,7 @@ RETRY_ENV = "MEMORY_UPKEEP_RETRY_S"
 
 def retry_base_s() -> float:
     """A failed user's first backoff before a batch takes it again (``MEMORY_UPKEEP_RETRY_S``)."""
-    return env.number(RETRY_ENV, RETRY_BASE_S)
+    return env.number(RETRY_ENV, UPKEEP_RETRY.first_s)
 
 
 def _not_gone(root: Path, user: str) -> bool:

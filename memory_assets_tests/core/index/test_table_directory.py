@@ -17,13 +17,13 @@ import pytest
 
 from memory_assets.core.home import Home
 from memory_assets.core.index import table_damage
-from memory_assets.core.index.freshness import (
+from memory_assets.core.index.index_state import IndexState
+from memory_assets.core.index.maintenance import (
     FRAGMENTS_SOFT,
     OPTIMIZE_EVERY_S,
     VERSIONS_SOFT,
-    optimize_ruled_out,
+    MaintenanceClock,
 )
-from memory_assets.core.index.index_state import IndexState
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.index.table_directory import (
     NO_TABLE,
@@ -228,12 +228,14 @@ def test_a_manifest_name_is_its_version_in_either_naming_scheme() -> None:
 def test_the_optimize_check_is_ruled_out_only_when_no_reason_is_possible() -> None:
     day = OPTIMIZE_EVERY_S
     small = Bounds(exists=True, data_files=FRAGMENTS_SOFT, versions=VERSIONS_SOFT, version=12)
-    assert optimize_ruled_out(Bounds(exists=False), 0.0, None, NOW)  # no table: nothing to optimise
-    assert optimize_ruled_out(small, NOW - day + 1, 3, NOW)  # within a day, within the bounds
-    assert optimize_ruled_out(small, NOW - day, 12, NOW)  # a day, but the version optimised
-    assert not optimize_ruled_out(small, NOW - day, 11, NOW)  # a day and the table changed
-    assert not optimize_ruled_out(Bounds(True, FRAGMENTS_SOFT + 1, 1, 12), NOW, 12, NOW)  # maybe fragments
-    assert not optimize_ruled_out(Bounds(True, 1, VERSIONS_SOFT + 1, 12), NOW, 12, NOW)  # versions
-    assert not optimize_ruled_out(Bounds(True, 1, 1, None), NOW - day, 12, NOW)  # version unknown
-    assert not optimize_ruled_out(small, 0.0, None, NOW)  # the first look records the version
-    assert not optimize_ruled_out(None, NOW, 12, NOW)  # an object store: ask the table
+    assert MaintenanceClock(0.0, None).ruled_out(Bounds(exists=False), NOW)  # no table: nothing to optimise
+    assert MaintenanceClock(NOW - day + 1, 3).ruled_out(small, NOW)  # within a day, within the bounds
+    assert MaintenanceClock(NOW - day, 12).ruled_out(small, NOW)  # a day, but the version optimised
+    assert not MaintenanceClock(NOW - day, 11).ruled_out(small, NOW)  # a day and the table changed
+    assert not MaintenanceClock(NOW, 12).ruled_out(
+        Bounds(True, FRAGMENTS_SOFT + 1, 1, 12), NOW
+    )  # maybe fragments
+    assert not MaintenanceClock(NOW, 12).ruled_out(Bounds(True, 1, VERSIONS_SOFT + 1, 12), NOW)  # versions
+    assert not MaintenanceClock(NOW - day, 12).ruled_out(Bounds(True, 1, 1, None), NOW)  # version unknown
+    assert not MaintenanceClock(0.0, None).ruled_out(small, NOW)  # the first look records the version
+    assert not MaintenanceClock(NOW, 12).ruled_out(None, NOW)  # an object store: ask the table

@@ -226,18 +226,20 @@ def test_a_new_home_with_several_days_is_one_member_of_one_batch(root: Path) -> 
 def test_the_sweep_goes_round_every_home_listing_them_only_when_one_appears(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from memory_assets.core.ops.upkeep import plan
     from memory_assets.defs.homes import sensors
 
     root = tmp_path / "root"
     for n in range(25):
         (root / "users" / f"u{n:02d}").mkdir(parents=True)
     listings: list[Path] = []
-    real = sensors.list_users
-    monkeypatch.setattr(sensors, "list_users", lambda r: listings.append(r) or real(r))
+    real = plan.list_users
+    monkeypatch.setattr(plan, "list_users", lambda r: listings.append(r) or real(r))
+    planner = plan.Planner(root)
 
     after, slices = "", []
     for _ in range(4):
-        everyone = sensors._homes(root, sensors._signature(root / "users"))
+        everyone = planner.homes(planner.users_signature())
         picked, after = sensors._sweep_slice(everyone, after, 10)
         slices.append(picked)
     names = [f"u{n:02d}" for n in range(25)]
@@ -246,7 +248,7 @@ def test_the_sweep_goes_round_every_home_listing_them_only_when_one_appears(
 
     time.sleep(0.01)
     (root / "users" / "u99").mkdir()
-    assert "u99" in sensors._homes(root, sensors._signature(root / "users")) and len(listings) == 2
+    assert "u99" in planner.homes(planner.users_signature()) and len(listings) == 2
     assert sensors._sweep_slice(["a", "b"], "b", 10) == (["a", "b"], "b")
     assert sensors._sweep_slice([], "", 10) == ([], "")
 

@@ -8,10 +8,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from memory_assets.core.backoff import RUN_RETRY
 from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index import freshness
 from memory_assets.core.index import indexer as indexer_module
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.maintenance import FRAGMENTS_SOFT
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.folds import ensure_ledger
 from memory_assets.core.knowledge.tombstones import append_tombstone
@@ -171,7 +173,7 @@ def test_a_failed_run_is_requested_again_and_heals_without_a_file_change(
 
     clock[0] += 5  # too soon: the failed run backs off before its retry
     assert partitions(tick(daily_log_sensor, settings, first.cursor, instance)) == []
-    clock[0] += freshness.RETRY_BASE_S
+    clock[0] += RUN_RETRY.first_s
     retry = tick(daily_log_sensor, settings, first.cursor, instance)
     [again] = retry.run_requests
     assert again.partition_key == "2026-11-20" and again.run_key != request.run_key
@@ -296,7 +298,7 @@ def test_maintenance_sensor_requests_optimize_past_its_soft_bounds(
     from memory_assets.defs.index.assets import archival_memories
 
     indexer = Indexer(settings, embedder=embedder)
-    for day in range(1, freshness.FRAGMENTS_SOFT + 3):
+    for day in range(1, FRAGMENTS_SOFT + 3):
         write_facts(settings, date(2026, 10, day), f"Fact number {day} of October")
         indexer.reindex_day(date(2026, 10, day))  # one fragment each
     instance = dg.DagsterInstance.ephemeral()

@@ -7,6 +7,9 @@ measurement, and an optimize. Run as Dagster runs of their own, each user paid a
 imports and the model's load several times a day for it. Here the same work is one call per home
 and one loop over many homes, so a batch of users is one process with one model:
 
+* ``look.py``: ``look_at``, what one home needs (``Look``), found from its files and persisted
+  state; ``look_state.py``: what a planner keeps of a home between looks, at the root;
+  ``plan.py``: ``Planner``, the homes under a root as the planner sees them;
 * ``work.py``: ``Work``, what a planner found due for a home (hints: every step asks again, under
   the user's exclusion, whether it still has anything to do), and the dedup measurement's rule;
 * ``exclusion.py``: the user's exclusion, which a batch and a per-user run both take, so they

@@ -35,7 +35,7 @@ from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.upkeep.home_upkeep import StepResult, upkeep_home
-from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S, Outcome, record_outcome
+from memory_assets.core.ops.upkeep.outcomes import UPKEEP_RETRY, Outcome, record_outcome
 from memory_assets.core.ops.upkeep.work import Work
 from memory_assets.core.ops.users import DeletionPending, UnknownUserError, open_user_home
 
@@ -87,7 +87,7 @@ def run_batch(
     consolidator: Callable[[Home], Consolidator] | None = None,
     on_user: Callable[[UserUpkeep], None] | None = None,
     on_start: Callable[[str], None] | None = None,
-    retry_base_s: float = RETRY_BASE_S,
+    retry_base_s: float = UPKEEP_RETRY.first_s,
 ) -> list[UserUpkeep]:
     """Each member's upkeep (see the module docstring); ``holder`` names this batch in the users'
     exclusion notes and outcome records (a Dagster run's id); ``on_start(user)``: called once the

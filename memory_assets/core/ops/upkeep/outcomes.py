@@ -5,9 +5,9 @@ what the last upkeep of the user did: ``ok``, ``skipped`` (held by another run, 
 the steps that failed with their errors, the run, the time, the failures in a row and
 ``retry_at``. The planner (the homes sensor) reads it before it puts a user in a batch:
 
-* a failed user is due again after a backoff of ``RETRY_BASE_S`` (the caller may give another:
-  the Dagster layer's ``MEMORY_UPKEEP_RETRY_S``) doubling with each failure in a row, at most
-  ``RETRY_MAX_S``, so a home that fails every time (a broken page) costs one attempt
+* a failed user is due again after the ``UPKEEP_RETRY`` backoff (``core/backoff.py``; the caller
+  may give another first wait: the Dagster layer's ``MEMORY_UPKEEP_RETRY_S``), doubling with each
+  failure in a row up to its most, so a home that fails every time (a broken page) costs one attempt
   an hour, not one a tick, and every other user's batches go on without it;
 * a skipped user is due again after the first backoff (the run holding it is short);
 * a user whose upkeep succeeded is due whenever a look finds work.
@@ -24,11 +24,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory_assets.core.backoff import UPKEEP_RETRY
 from memory_assets.core.ops.root_feed import load_home_state, save_home_state
 
 NAME = "upkeep"
-RETRY_BASE_S = 60.0
-RETRY_MAX_S = 3600.0
 MAX_ERROR_CHARS = 500
 
 
@@ -47,7 +46,7 @@ class Outcome:
     retry_at: float = 0.0
     optimized_at: float = 0.0
     """When an upkeep last optimized the user's table (0: none recorded), and its version then:
-    the planner's optimize check counts from it (``optimize_reasons``' a day since the last)."""
+    the planner's maintenance clock counts from it (``core/index/maintenance.py``)."""
     optimized_version: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,12 +70,11 @@ def record_outcome(
     failed: dict[str, str],
     skipped: str = "",
     optimized_version: int | None = None,
-    retry_base_s: float = RETRY_BASE_S,
+    retry_base_s: float = UPKEEP_RETRY.first_s,
 ) -> Outcome:
     """Record one upkeep of ``user``: failed steps (empty: none), or ``skipped`` (held);
     ``optimized_version``: the table's version after this upkeep's optimize, when it ran one;
-    ``retry_base_s``: the first backoff (doubling with each failure in a row, at most
-    ``RETRY_MAX_S``)."""
+    ``retry_base_s``: the first wait of ``UPKEEP_RETRY`` (doubling with each failure in a row)."""
     before = load_outcome(root, user)
     if skipped:
         outcome = Outcome(
@@ -95,7 +93,7 @@ def record_outcome(
             run=run,
             failed={step: error[:MAX_ERROR_CHARS] for step, error in failed.items()},
             failures=failures,
-            retry_at=at + min(retry_base_s * 2 ** (failures - 1), RETRY_MAX_S),
+            retry_at=at + UPKEEP_RETRY.starting_at(retry_base_s).wait(failures - 1),
         )
     else:
         outcome = Outcome(ok=True, at=at, run=run)

@@ -38,7 +38,7 @@ class Work:
     dedup: bool = False
     """The day's dedup measurement is due."""
     optimize: list[str] = field(default_factory=list)
-    """Why the table wants an optimize (``optimize_reasons``)."""
+    """Why the table wants an optimize (``MaintenanceClock.reasons``, ``core/index/maintenance.py``)."""
     retry: list[str] = field(default_factory=list)
     """The steps of an earlier upkeep that failed, tried again."""
 

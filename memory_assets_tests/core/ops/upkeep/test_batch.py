@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from memory_assets.core.audit.checks import run_all
+from memory_assets.core.backoff import UPKEEP_RETRY
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.upkeep.batch import SKIPPED_GONE, run_batch
-from memory_assets.core.ops.upkeep.outcomes import RETRY_BASE_S, load_outcome
+from memory_assets.core.ops.upkeep.outcomes import load_outcome
 from memory_assets.core.ops.upkeep.work import Work
 from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.reconcile import handoff_pending
@@ -75,7 +76,7 @@ def test_a_broken_page_fails_its_user_alone_and_a_later_batch_retries_it(
         assert not handoff_pending(settings(root, user))  # the folded lines are retired
     outcome = load_outcome(root, "bea")
     assert outcome is not None and not outcome.ok and outcome.failures == 1 and outcome.run == "B1"
-    assert outcome.retry_at == pytest.approx(outcome.at + RETRY_BASE_S)
+    assert outcome.retry_at == pytest.approx(outcome.at + UPKEEP_RETRY.first_s)
     assert load_outcome(root, "ana").ok  # type: ignore[union-attr]
 
     # Failing again doubles the backoff; fixed, the retry (as the planner gives it) succeeds.
@@ -83,7 +84,7 @@ def test_a_broken_page_fails_its_user_alone_and_a_later_batch_retries_it(
     assert not again[0].ok
     second = load_outcome(root, "bea")
     assert second is not None and second.failures == 2
-    assert second.retry_at == pytest.approx(second.at + 2 * RETRY_BASE_S)
+    assert second.retry_at == pytest.approx(second.at + 2 * UPKEEP_RETRY.first_s)
     page(root, "bea").unlink()
     [fixed] = run_batch(root, [("bea", Work(retry=["dream"]))], holder="B3", embedder=embedder)
     assert fixed.ok, fixed.failed
