@@ -18,6 +18,7 @@ from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.partitions import home_partitions
 from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 
 
 def rate_metadata(report: dict) -> dict[str, float | int]:
@@ -52,14 +53,16 @@ def dedup_report(context: dg.AssetExecutionContext, memory: MemoryHomeResource) 
     settings = home.settings
     measurement = measure_home(settings, home.store)
     paths = write_measurement(measurement, settings.dedup_dir, source=f"dagster:{context.run.run_id}")
-    context.log.info("\n" + measurement.markdown)
-    return dg.MaterializeResult(metadata=report_metadata(measurement, paths))
+    free = TextFree(settings.state_dir)
+    context.log.info("\n" + free.dedup_markdown(measurement.report))
+    return dg.MaterializeResult(metadata=report_metadata(measurement, paths, free))
 
 
-def report_metadata(measurement: Measurement, paths: dict[str, Path]) -> dict[str, object]:
-    """``dedup_report``'s metadata for one measurement (its run's, or a batch's for a user)."""
+def report_metadata(measurement: Measurement, paths: dict[str, Path], free: TextFree) -> dict[str, object]:
+    """``dedup_report``'s metadata for one measurement (its run's, or a batch's for a user): the
+    rates and the backlog, text-free (the clusters' and the pairs' texts stay in the home)."""
     return {
-        "report": dg.MetadataValue.md(measurement.markdown),
+        "report": dg.MetadataValue.md(free.dedup_markdown(measurement.report)),
         **rate_metadata(measurement.report),
         "pairs": dg.MetadataValue.path(str(paths["pairs"])),
         "clusters": dg.MetadataValue.path(str(paths["clusters"])),

@@ -17,13 +17,15 @@ from memory_assets.defs.partitions import (
     home_partitions,
 )
 from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 
 
 def _consolidator(settings: Settings) -> Consolidator:
     return make_consolidator(settings)
 
 
-def dream_metadata(result: DreamResult) -> dict[str, object]:
+def dream_metadata(result: DreamResult, free: TextFree) -> dict[str, object]:
+    """``vault``'s metadata for one dream run (its run's, or a batch's for a user), text-free."""
     return {
         "kind": result.kind,
         "watermark": result.watermark or "none",
@@ -38,9 +40,9 @@ def dream_metadata(result: DreamResult) -> dict[str, object]:
         "left": result.left,
         "confirmations_folded": result.confirmations_folded,
         "revisited": len(result.revisited),
-        "memory_md": result.memory_md or "-",
+        "memory_md": free.line(result.memory_md or "-"),
         "pages": dg.MetadataValue.md("\n".join(f"- `{p}`" for p in result.pages_changed) or "_none_"),
-        "summary": result.summary or result.reason,
+        "summary": free.line(result.summary or result.reason),
         "seconds": round(result.seconds, 3),
     }
 
@@ -72,8 +74,8 @@ def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[st
     settings.require_initialised()
     # The sensor evaluated the gates; the runner still owns retry-then-skip and the batch.
     result = run_dream(settings, _consolidator(settings), force=True)
-    for warning in result.warnings:
-        context.log.warning(warning)
+    free = TextFree(settings.state_dir)
+    free.log(context.log, "warning", result.warnings)
     days = set(result.days) if MANY_HOMES else {day_of(k).isoformat() for k in wanted}
     if result.days and not set(result.days) <= days:
         context.log.warning(
@@ -83,12 +85,12 @@ def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[st
         raise dg.Failure(f"another dream is running on {settings.home}; this run did nothing")
     if not result.ok:
         raise dg.Failure(
-            f"dream run on {result.days} did not consolidate: {result.reason} (attempt {result.failures} "
-            f"of {settings.dream_max_retries}; the watermark stays at {result.watermark})",
-            metadata=dream_metadata(result),
+            f"dream run on {result.days} did not consolidate: {free.line(result.reason)} (attempt "
+            f"{result.failures} of {settings.dream_max_retries}; the watermark stays at {result.watermark})",
+            metadata=dream_metadata(result, free),
         )
-    context.log.info(result.summary or result.reason)
-    return dg.MaterializeResult(metadata=dream_metadata(result))
+    context.log.info(free.line(result.summary or result.reason))
+    return dg.MaterializeResult(metadata=dream_metadata(result, free))
 
 
 @dg.asset(
@@ -104,8 +106,13 @@ def vault_lint(context: dg.AssetExecutionContext, memory: MemoryHomeResource) ->
     settings = memory.settings()
     settings.require_initialised()
     result = run_dream(settings, _consolidator(settings), lint_only=True, force=True)
+    free = TextFree(settings.state_dir)
     if not result.ok:
-        raise dg.Failure(f"lint failed: {result.error or result.reason}")
-    lint = result.lint or {}
-    counts = {k: v for k, v in lint.items() if isinstance(v, int)}
-    return dg.MaterializeResult(metadata={**counts, "summary": result.summary or result.reason})
+        raise dg.Failure(f"lint failed: {free.line(result.error or result.reason)}")
+    return dg.MaterializeResult(metadata=lint_metadata(result, free))
+
+
+def lint_metadata(result: DreamResult, free: TextFree) -> dict[str, object]:
+    """``vault_lint``'s metadata for one lint (its run's, or a batch's for a user), text-free."""
+    counts = {k: v for k, v in (result.lint or {}).items() if isinstance(v, int)}
+    return {**counts, "summary": free.line(result.summary or result.reason)}

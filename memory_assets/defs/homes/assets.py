@@ -5,6 +5,7 @@ import dagster as dg
 from memory_assets.core.ops.dedup_across_users import across_users, latest_by_user, write_across_users
 from memory_assets.defs.dedup.assets import dedup_history
 from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 
 
 def _table(frame) -> str:  # noqa: ANN001
@@ -33,8 +34,7 @@ def dedup_across_users(context: dg.AssetExecutionContext, memory: MemoryHomeReso
     if root is None:
         raise dg.Failure("dedup_across_users needs MEMORY_ROOT (the root of the users' homes)")
     by_user, problems = latest_by_user(root)
-    for problem in problems:
-        context.log.warning(problem)
+    TextFree(None).log(context.log, "warning", problems)  # across users: no one home's key
     summary = across_users(by_user)
     path = write_across_users(root, by_user)
     metadata: dict[str, object] = {

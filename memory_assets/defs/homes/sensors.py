@@ -56,6 +56,7 @@ from memory_assets.defs.homes.batches import IN_FLIGHT, Batches, batch_size, bat
 from memory_assets.defs.homes.nothing_to_do import idle_assets, nothing_to_do
 from memory_assets.defs.partitions import GUIDANCE_PARTITIONS, USERS, users
 from memory_assets.defs.resources import MemoryHomeResource, users_of_run
+from memory_assets.defs.text_free import TextFree
 from memory_assets.defs.upkeep.events import work_assets
 from memory_assets.defs.upkeep.jobs import upkeep_batch_job
 
@@ -318,8 +319,7 @@ def homes_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
                 f"{count} users, past Dagster's guidance of {GUIDANCE_PARTITIONS} partitions an asset: "
                 "shard the root over code locations (design §11.6)"
             )
-    for warning in tick.warnings:
-        context.log.warning(warning)
+    TextFree(None).log(context.log, "warning", tick.warnings)  # across users: no one home's key
     if tick.looked_at:
         context.log.info(
             f"looked at {len(tick.looked_at)} home(s); {len(cursor.queue)} waiting; "

@@ -26,6 +26,7 @@ from memory_assets.defs.partitions import (
     home_partitions,
 )
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 
 
 class FilesConfig(dg.Config):
@@ -48,9 +49,8 @@ def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
     return memory.open(embedder).ready().indexer
 
 
-def _log_warnings(context: dg.AssetExecutionContext, warnings: list[str]) -> None:
-    for warning in warnings:
-        context.log.warning(warning)
+def _log_warnings(context: dg.AssetExecutionContext, settings: Settings, warnings: list[str]) -> None:
+    TextFree(settings.state_dir).log(context.log, "warning", warnings)
 
 
 ROWS_MATCH_LOG = "The day's stored rows are exactly its parsed fact lines minus tombstoned ones (none at or below the watermark)."
@@ -182,7 +182,7 @@ with warnings.catch_warnings():
         for key in keys:
             day = day_of(key)
             result = indexer.reindex_day(day)
-            _log_warnings(context, result.warnings)
+            _log_warnings(context, indexer.settings, result.warnings)
             checks[key], metadata[key] = day_rows_check(indexer, day, result), _file_metadata(result)
         if len(keys) == 1:
             yield dg.MaterializeResult(metadata=metadata[keys[0]], check_results=[checks[keys[0]]])
@@ -225,8 +225,10 @@ def _user_days(
         check = dg.AssetCheckResult(
             check_name="rows_match_log",
             passed=outcome.passed,
-            metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float | str)},
-            description=ROWS_MATCH_LOG if outcome.passed else "; ".join(outcome.problems[:5]),
+            metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float)},
+            description=ROWS_MATCH_LOG
+            if outcome.passed
+            else "; ".join(TextFree(indexer.settings.state_dir).lines(outcome.problems[:5])),
         )
     else:
         days = _config_days(config)
@@ -244,7 +246,7 @@ def _user_days(
             metadata={"days": len(days), "days_failing": len(failed)},
             description=ROWS_MATCH_LOG if not failed else "; ".join(failed[:5]),
         )
-    _log_warnings(context, sweep.warnings)
+    _log_warnings(context, indexer.settings, sweep.warnings)
     return dg.MaterializeResult(metadata=days_metadata(sweep), check_results=[check])
 
 
@@ -289,7 +291,7 @@ def _files_asset(
 ) -> dg.MaterializeResult:
     keys = config.files
     sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else [label])
-    _log_warnings(context, sweep.warnings)
+    _log_warnings(context, indexer.settings, sweep.warnings)
     return dg.MaterializeResult(metadata=files_metadata(sweep))
 
 
@@ -342,8 +344,10 @@ def transcript_rows_check(settings: Settings, indexer: Indexer, sweep: SweepResu
     return dg.AssetCheckResult(
         check_name="rows_match_transcript",
         passed=outcome.passed,
-        metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float | str)},
-        description=ROWS_MATCH_TRANSCRIPT if outcome.passed else "; ".join(outcome.problems[:5]),
+        metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float)},
+        description=ROWS_MATCH_TRANSCRIPT
+        if outcome.passed
+        else "; ".join(TextFree(settings.state_dir).lines(outcome.problems[:5])),
     )
 
 
@@ -374,7 +378,7 @@ def transcript_index(
     indexer = _indexer(memory, embedder)
     keys = config.files
     sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else ["transcript"])
-    _log_warnings(context, sweep.warnings)
+    _log_warnings(context, indexer.settings, sweep.warnings)
     return dg.MaterializeResult(
         metadata=files_metadata(sweep, transcripts=True),
         check_results=[transcript_rows_check(indexer.settings, indexer, sweep)],

@@ -1,9 +1,7 @@
 """Invariants of the whole table, of the daily logs and of the transcripts, as asset checks: thin wrappers over
 ``core/audit/checks.py`` (the same functions ``memory-assets check`` runs). Each can fail, and says
-why in its description and in markdown tables."""
-
-from collections.abc import Sequence
-from typing import Any
+why in its description and in markdown tables, text-free (``defs/text_free.py``): rows are named by
+id, file and line, a person's words by a keyed tag."""
 
 import dagster as dg
 
@@ -12,51 +10,17 @@ from memory_assets.core.audit import facts_accounted as accounted
 from memory_assets.core.audit import turns_accounted
 from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
 from memory_assets.core.outcome import CheckOutcome
+from memory_assets.core.settings import Settings
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
-
-MAX_TABLE_ROWS = 50
-_SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
+from memory_assets.defs.text_free import TextFree
 
 
-def _cell(value: object) -> str:
-    return str(value).replace("|", "/").replace("\n", " ")
-
-
-def _md_table(rows: Sequence[dict[str, str | int]]) -> str:
-    if not rows:
-        return "_none_"
-    columns = list(rows[0])
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += [
-        "| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |" for row in rows[:MAX_TABLE_ROWS]
-    ]
-    if len(rows) > MAX_TABLE_ROWS:
-        lines.append(f"\n_… and {len(rows) - MAX_TABLE_ROWS} more_")
-    return "\n".join(lines)
-
-
-def _md_list(lines: Sequence[str]) -> str:
-    return "\n".join(f"- {_cell(line)}" for line in lines) or "_none_"
-
-
-def check_result(outcome: CheckOutcome, table: str | None = None) -> dg.AssetCheckResult:
-    """The outcome as a check result: its numbers, its problems (each with the fix) and, under
-    ``table``, its details as a markdown table."""
-    metadata: dict[str, Any] = dict(outcome.metadata)
-    metadata["summary"] = outcome.summary
-    metadata["problems"] = dg.MetadataValue.md(_md_list(outcome.problems))
-    if table is not None:
-        metadata[table] = dg.MetadataValue.md(_md_table(outcome.details))
-    if outcome.warnings:
-        metadata["warnings"] = dg.MetadataValue.md(_md_list(outcome.warnings))
-    return dg.AssetCheckResult(
-        passed=outcome.passed,
-        severity=_SEVERITY[outcome.severity],
-        metadata=metadata,
-        description=outcome.summary,
-    )
+def check_result(settings: Settings, outcome: CheckOutcome, table: str | None = None) -> dg.AssetCheckResult:
+    """The outcome as a check result, text-free (``defs/text_free.py``): its numbers, its problems
+    (each with the fix) and, under ``table``, its details as a markdown table."""
+    return TextFree(settings.state_dir).check_result(outcome, table)
 
 
 @dg.asset_check(
@@ -65,7 +29,7 @@ def check_result(outcome: CheckOutcome, table: str | None = None) -> dg.AssetChe
     "means a write that bypassed the indexer's locks. Fix: `memory-assets reindex`.",
 )
 def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return check_result(core.ids_unique(memory.open().store), "duplicates")
+    return check_result(memory.settings(), core.ids_unique(memory.open().store), "duplicates")
 
 
 @dg.asset_check(
@@ -76,7 +40,7 @@ def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(core.rows_match_logs(home.settings, home.store), "days")
+    return check_result(home.settings, core.rows_match_logs(home.settings, home.store), "days")
 
 
 @dg.asset_check(
@@ -88,7 +52,9 @@ def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def facts_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(accounted.facts_accounted_for(home.settings, home.store), "stranded_lines")
+    return check_result(
+        home.settings, accounted.facts_accounted_for(home.settings, home.store), "stranded_lines"
+    )
 
 
 @dg.asset_check(
@@ -100,7 +66,7 @@ def facts_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def rows_match_transcripts(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(core.rows_match_transcripts(home.settings, home.store), "transcripts")
+    return check_result(home.settings, core.rows_match_transcripts(home.settings, home.store), "transcripts")
 
 
 @dg.asset_check(
@@ -112,7 +78,9 @@ def rows_match_transcripts(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def turns_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(turns_accounted.turns_accounted_for(home.settings, home.store), "stranded_turns")
+    return check_result(
+        home.settings, turns_accounted.turns_accounted_for(home.settings, home.store), "stranded_turns"
+    )
 
 
 @dg.asset_check(
@@ -123,7 +91,7 @@ def turns_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(core.no_tombstoned_content(home.settings, home.store), "tombstoned")
+    return check_result(home.settings, core.no_tombstoned_content(home.settings, home.store), "tombstoned")
 
 
 @dg.asset_check(
@@ -134,7 +102,9 @@ def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(core.table_bounded(home.store, retention_days=home.settings.version_retention_days))
+    return check_result(
+        home.settings, core.table_bounded(home.store, retention_days=home.settings.version_retention_days)
+    )
 
 
 @dg.asset_check(
@@ -144,7 +114,8 @@ def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "until the text is restored or accepted (`memory-assets check --accept-log FILE`).",
 )
 def logs_append_only(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return check_result(core.logs_append_only(memory.settings()), "changes")
+    settings = memory.settings()
+    return check_result(settings, core.logs_append_only(settings), "changes")
 
 
 @dg.asset_check(
@@ -158,7 +129,9 @@ def logs_append_only(memory: MemoryHomeResource) -> dg.AssetCheckResult:
 )
 def search_finds_rows(memory: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
     home = memory.open(embedder)
-    return check_result(core.search_finds_rows(home.settings, home.store, home.embedder), "misses")
+    return check_result(
+        home.settings, core.search_finds_rows(home.settings, home.store, home.embedder), "misses"
+    )
 
 
 INDEX_CHECKS = [

@@ -15,10 +15,10 @@ from memory_assets.core.legacy.backup import apply
 from memory_assets.core.legacy.export import export
 from memory_assets.core.legacy.find import CHECK_NAME, LegacyError, recorded_nowhere_else
 from memory_assets.defs.index.assets import archival_memories
-from memory_assets.defs.index.checks import check_result
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.partitions import day_key, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 
 TABLE_HELP = (
     "An assistant-format LanceDB URI (the directory holding archival_memories, e.g. ~/.suzent/memory); "
@@ -51,25 +51,25 @@ def _check(asset: str) -> dg.AssetCheckSpec:
 
 
 def _checked(memory: MemoryHomeResource, asset: str) -> dg.AssetCheckResult:
-    outcome = check_result(recorded_nowhere_else(memory.settings()), "rows")
-    return dg.AssetCheckResult(
-        check_name=CHECK_NAME,
-        asset_key=asset,
-        passed=outcome.passed,
-        severity=outcome.severity,
-        metadata=outcome.metadata,
-        description=outcome.description,
+    settings = memory.settings()
+    outcome = recorded_nowhere_else(settings)
+    return TextFree(settings.state_dir).check_result(outcome, "rows", check_name=CHECK_NAME, asset_key=asset)
+
+
+def _sample(free: TextFree, rows: list[dict[str, object]]) -> dg.MetadataValue:
+    """The undated rows' sample as ids, days and tags (their words stay in the home)."""
+    return dg.MetadataValue.md(
+        free.table(
+            [
+                {
+                    "id": str(r.get("id", "")),
+                    "day": str(r.get("day") or "undated"),
+                    "content": str(r.get("content", "")),
+                }
+                for r in rows
+            ]
+        )
     )
-
-
-def _md(rows: list[dict[str, object]]) -> dg.MetadataValue:
-    if not rows:
-        return dg.MetadataValue.md("_none_")
-    lines = ["| day | content |", "|---|---|"]
-    lines += [
-        f"| {r.get('day') or 'undated'} | {str(r.get('content', '')).replace('|', '/')} |" for r in rows
-    ]
-    return dg.MetadataValue.md("\n".join(lines))
 
 
 @dg.asset(
@@ -90,12 +90,12 @@ def legacy_rows_exported(
     embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     settings = memory.settings()
+    free = TextFree(settings.state_dir)
     try:
         result = export(settings, config.table)
     except LegacyError as exc:
-        raise dg.Failure(str(exc)) from exc
-    for warning in result.warnings:
-        context.log.warning(warning)
+        raise dg.Failure(free.line(str(exc))) from exc
+    free.log(context.log, "warning", result.warnings)
     register_days(context.instance, result.days, memory.user)
     for day in result.days:
         context.log_event(
@@ -119,7 +119,7 @@ def legacy_rows_exported(
             "undated": len(result.undated),
             "days": dg.MetadataValue.md("\n".join(f"- {d}" for d in result.days) or "_none_"),
             "destinations": dg.MetadataValue.json(out["destinations"]),
-            "undated_sample": _md(out["undated_sample"]),
+            "undated_sample": _sample(free, out["undated_sample"]),
             "rows_embedded": swept,
         },
         check_results=[_checked(memory, "legacy_rows_exported")],
@@ -147,12 +147,12 @@ def legacy_rows_deleted(
     settings = memory.settings()
     settings.require_initialised()
     sweep_first = embedder.get() if config.confirm and config.table is None else None
+    free = TextFree(settings.state_dir)
     try:
         result = apply(settings, config.table, confirm=config.confirm, embedder=sweep_first)
     except LegacyError as exc:
-        raise dg.Failure(str(exc)) from exc
-    for note in result.notes:
-        context.log.info(note)
+        raise dg.Failure(free.line(str(exc))) from exc
+    free.log(context.log, "info", result.notes)
     metadata: dict[str, object] = {
         "confirmed": result.confirmed,
         "table": f"{result.uri} ({result.table})",
@@ -162,7 +162,7 @@ def legacy_rows_deleted(
         "backup": result.backup or "-",
         "backup_copy": result.backup_copy or "-",
         "restore": result.restore or "-",
-        "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in result.notes) or "_none_"),
+        "notes": dg.MetadataValue.md(free.bullets(result.notes)),
     }
     if not result.confirmed:
         context.log.warning(

@@ -11,6 +11,7 @@ from memory_assets.defs.dream.assets import vault
 from memory_assets.defs.index.external import tombstones
 from memory_assets.defs.partitions import day_key, home_partitions
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 
 HANDOFF_CHECK = "handoff_processed"
 
@@ -43,12 +44,17 @@ def superseded_retired(
     settings = indexer.settings
     result = ReconcileResult()
     retire_superseded(settings, indexer, result)
-    for warning in result.warnings:
-        context.log.warning(warning)
-    for text in result.refused:
-        context.log.warning(f"refused (under {MIN_RETIRE_CHARS} characters): {text!r}")
-    for text in result.unmatched:
-        context.log.warning(f"no daily log holds it; dropped: {text!r}")
+    free = TextFree(settings.state_dir)
+    free.log(context.log, "warning", result.warnings)
+    if result.refused:
+        context.log.warning(
+            f"{len(result.refused)} hand-off line(s) refused (under {MIN_RETIRE_CHARS} characters): "
+            f"{free.texts(result.refused)}"
+        )
+    if result.unmatched:
+        context.log.warning(
+            f"{len(result.unmatched)} hand-off line(s) no daily log holds; dropped: {free.texts(result.unmatched)}"
+        )
     if result.retired:
         context.log_event(
             dg.AssetMaterialization(asset_key=tombstones.key, metadata={"added": result.retired})
@@ -91,8 +97,8 @@ def handoff_check(indexer: Indexer) -> dg.AssetCheckResult:
         metadata={"lines_left": len(raw), "already_retired_but_left": len(left)},
         description=None
         if not left
-        else f"{len(left)} retired line(s) still in {settings.superseded_path.name}, "
-        f"e.g. {left[0]!r}: rerun the reconcile (it truncates the hand-off last)",
+        else f"{len(left)} retired line(s) still in {settings.superseded_path.name} "
+        f"({TextFree(settings.state_dir).texts(left[:5])}): rerun the reconcile (it truncates the hand-off last)",
     )
 
 
@@ -107,9 +113,9 @@ def handoff_check(indexer: Indexer) -> dg.AssetCheckResult:
 def index_swept(
     context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    sweep = _indexer(memory, embedder).sweep()
-    for warning in sweep.warnings:
-        context.log.warning(warning)
+    indexer = _indexer(memory, embedder)
+    sweep = indexer.sweep()
+    TextFree(indexer.settings.state_dir).log(context.log, "warning", sweep.warnings)
     return dg.MaterializeResult(metadata=swept_metadata(sweep.summary()))
 
 

@@ -30,9 +30,10 @@ from memory_assets.core.ops.upkeep.home_upkeep import StepResult
 from memory_assets.core.ops.upkeep.work import Work
 from memory_assets.core.sources import IndexKey
 from memory_assets.defs.dedup.assets import history_metadata, report_metadata
-from memory_assets.defs.dream.assets import dream_metadata
+from memory_assets.defs.dream.assets import dream_metadata, lint_metadata
 from memory_assets.defs.index.assets import days_metadata, files_metadata, optimize_metadata
 from memory_assets.defs.reconcile.assets import retire_metadata, swept_metadata
+from memory_assets.defs.text_free import TextFree
 from memory_assets.defs.write_path.assets import ingest_metadata
 
 INDEX_ASSETS = {
@@ -105,22 +106,18 @@ def _index(user: str, sweep: SweepResult) -> list[dg.AssetMaterialization]:
     return events
 
 
-def _dream(user: str, results: list[DreamResult]) -> list[dg.AssetMaterialization]:
+def _dream(user: str, results: list[DreamResult], free: TextFree) -> list[dg.AssetMaterialization]:
     events = []
     for result in results:
         if result.kind == "lint" and result.ok:
-            lint = result.lint or {}
-            counts = {k: v for k, v in lint.items() if isinstance(v, int)}
-            events.append(
-                _materialisation("vault_lint", user, {**counts, "summary": result.summary or result.reason})
-            )
+            events.append(_materialisation("vault_lint", user, lint_metadata(result, free)))
         elif result.kind in ("ingest", "skip") and result.ok:
-            events.append(_materialisation("vault", user, dream_metadata(result)))
+            events.append(_materialisation("vault", user, dream_metadata(result, free)))
     return events
 
 
-def step_events(user: str, step: StepResult) -> list[dg.AssetMaterialization]:
-    """The materialisations of one successful step."""
+def step_events(user: str, step: StepResult, free: TextFree) -> list[dg.AssetMaterialization]:
+    """The materialisations of one successful step (``free``: the user's home's, ``text_free.py``)."""
     result = step.result
     if step.step == "ingest":
         events = [_materialisation("ingested_turns", user, ingest_metadata(result))]
@@ -130,7 +127,7 @@ def step_events(user: str, step: StepResult) -> list[dg.AssetMaterialization]:
     if step.step == "index":
         return _index(user, result)
     if step.step == "dream":
-        return _dream(user, result)
+        return _dream(user, result, free)
     if step.step == "reconcile":
         events = [_materialisation("superseded_retired", user, retire_metadata(result))]
         if result.retired:
@@ -139,7 +136,7 @@ def step_events(user: str, step: StepResult) -> list[dg.AssetMaterialization]:
         return events
     if step.step == "dedup":
         return [
-            _materialisation("dedup_report", user, report_metadata(result.measurement, result.paths)),
+            _materialisation("dedup_report", user, report_metadata(result.measurement, result.paths, free)),
             _materialisation("dedup_history", user, history_metadata(result.directory, result.html)),
         ]
     if step.step == "optimize":
@@ -158,14 +155,16 @@ def failed_assets(step: StepResult, work: Work) -> list[str]:
     return list(STEP_ASSETS[step.step])
 
 
-def user_events(entry: UserUpkeep, work: Work) -> tuple[list[dg.AssetMaterialization], list[str]]:
+def user_events(
+    entry: UserUpkeep, work: Work, free: TextFree
+) -> tuple[list[dg.AssetMaterialization], list[str]]:
     """A member's materialisations, and the assets its failed steps (or a home that could not be
     opened: every asset its hints named) did not materialise."""
     events: list[dg.AssetMaterialization] = []
     failed: list[str] = []
     for step in entry.steps:
         if step.ok:
-            events += step_events(entry.user, step)
+            events += step_events(entry.user, step, free)
         else:
             failed += failed_assets(step, work)
     if entry.error:

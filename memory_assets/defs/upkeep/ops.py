@@ -35,6 +35,7 @@ from memory_assets.core.settings import SettingsError
 from memory_assets.defs import env
 from memory_assets.defs.partitions import USERS
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 from memory_assets.defs.upkeep.events import planned_assets, user_events
 
 OP = "upkeep_users"
@@ -88,19 +89,20 @@ def _planned(context: dg.OpExecutionContext, asset: str, user: str) -> None:
     context.instance.report_dagster_event(planned, run_id=context.run_id)
 
 
-def _outcome(entry: UserUpkeep) -> str:
+def _outcome(entry: UserUpkeep, free: TextFree) -> str:
+    """A user's outcome in the batch, text-free (an error names what failed, never what was said)."""
     if entry.skipped:
-        return f"skipped: {entry.skipped}"
+        return f"skipped: {free.line(entry.skipped)}"
     if entry.failed:
-        return "failed: " + "; ".join(f"{step}: {error}" for step, error in entry.failed.items())
+        return "failed: " + "; ".join(f"{step}: {free.line(error)}" for step, error in entry.failed.items())
     return "ok"
 
 
-def _table(entries: list[UserUpkeep]) -> str:
+def _table(entries: list[UserUpkeep], free: dict[str, TextFree]) -> str:
     lines = ["| user | outcome | steps | seconds |", "|---|---|---|---:|"]
     for entry in entries[:MAX_TABLE_ROWS]:
         steps = ", ".join(s.step + ("" if s.ok else " (failed)") for s in entry.steps) or "-"
-        outcome = _outcome(entry).replace("|", "\\|").replace("\n", " ")[:300]
+        outcome = _outcome(entry, free[entry.user]).replace("|", "\\|").replace("\n", " ")[:300]
         lines.append(f"| {entry.user} | {outcome} | {steps} | {entry.seconds:.2f} |")
     if len(entries) > MAX_TABLE_ROWS:
         lines.append(f"| ... | {len(entries) - MAX_TABLE_ROWS} more | | |")
@@ -136,6 +138,12 @@ def upkeep_users(
         context.instance.add_dynamic_partitions(USERS, missing)
 
     planned: dict[str, set[str]] = {}
+    free: dict[str, TextFree] = {}
+    for user in users:  # each user's own key tags the user's texts (defs/text_free.py)
+        try:
+            free[user] = TextFree(memory.user_settings(user).state_dir)
+        except SettingsError:
+            free[user] = TextFree(None)
 
     def start(user: str) -> None:  # the user's partitions show as materialising
         planned[user] = planned_assets(work[user])
@@ -143,15 +151,15 @@ def upkeep_users(
             _planned(context, asset, user)
 
     def report(entry: UserUpkeep) -> None:
-        events, failed = user_events(entry, work[entry.user])
+        events, failed = user_events(entry, work[entry.user], free[entry.user])
         for event in events:
             context.log_event(event)
         for asset in sorted(set(failed) - planned.get(entry.user, set())):
             _planned(context, asset, entry.user)
         if entry.failed:
-            context.log.error(f"{entry.user}: {_outcome(entry)}")
+            context.log.error(f"{entry.user}: {_outcome(entry, free[entry.user])}")
         elif entry.skipped:
-            context.log.warning(f"{entry.user}: {_outcome(entry)}")
+            context.log.warning(f"{entry.user}: {_outcome(entry, free[entry.user])}")
 
     entries = run_batch(
         root,
@@ -170,7 +178,7 @@ def upkeep_users(
         "ok": sum(1 for e in entries if e.ok),
         "failed": len(failed),
         "skipped": len(skipped),
-        "outcomes": dg.MetadataValue.md(_table(entries)),
+        "outcomes": dg.MetadataValue.md(_table(entries, free)),
         "seconds": round(sum(e.seconds for e in entries), 3),
     }
     if failed:

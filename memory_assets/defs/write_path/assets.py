@@ -6,6 +6,7 @@ from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.ingest import IngestResult, ingest_transcripts
 from memory_assets.defs.partitions import day_key, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
+from memory_assets.defs.text_free import TextFree
 from memory_assets.defs.write_path.external import transcripts
 
 
@@ -27,10 +28,9 @@ def ingested_turns(
     result = ingest_transcripts(
         settings, make_extractor(settings), store=home.store, embedder=home.write_path_embedder()
     )
-    for warning in result.warnings:
-        context.log.warning(warning)
-    if result.recovered:
-        context.log.warning(result.recovered)
+    TextFree(settings.state_dir).log(
+        context.log, "warning", [*result.warnings, *([result.recovered] if result.recovered else [])]
+    )
     register_days(context.instance, result.days, memory.user)
     for day in result.days:
         context.log_event(
