@@ -110,11 +110,13 @@ def build_templates(work: Path, count: int, turns: int) -> list[Path]:
 
 
 def _copy_or_link(src: str, dst: str) -> object:
-    """A file of a home copied, except the index's, hard-linked: LanceDB writes each of its files
-    once (a new version is new files; an optimize's cleanup unlinks old ones), so a link is never
-    written through; every other file of a home may be appended to in place (logs, journals) and
-    is copied. ``check_templates`` proves it after each side."""
-    if f"{os.sep}index{os.sep}" in src:
+    """A file of a home copied, except LanceDB's own (inside a table's ``.lance`` directory under
+    ``index/``), hard-linked: LanceDB writes each of its files once (a new version is new files;
+    an optimize's cleanup unlinks old ones), so a link is never written through. Every other file
+    of a home may be written in place (logs, journals, the index's file ledger beside the table,
+    ``index/.<table>.files.jsonl``) and is copied. ``check_templates`` proves it after each side."""
+    parts = Path(src).parts
+    if "index" in parts and any(p.endswith(".lance") for p in parts[parts.index("index") + 1 : -1]):
         os.link(src, dst)
         return dst
     return shutil.copy2(src, dst)
@@ -131,7 +133,7 @@ def make_root(templates: list[Path], root: Path, n: int) -> list[str]:
 
 
 def template_digest(templates: list[Path]) -> dict[str, str]:
-    """Each template index file's sha256 (the files the copies hard-link)."""
+    """Each template index file's sha256 (the files the copies hard-link, and the ledger beside them)."""
     import hashlib
 
     return {
