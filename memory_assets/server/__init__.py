@@ -16,8 +16,9 @@ under the root (``core/ops/users.py``), opened on first use and kept in a bounde
 * ``streams.py``: the MCP event streams (``GET /mcp``), a bounded pool per user.
 * ``protocol.py``: uvicorn's HTTP protocols, answering a request they cannot parse in JSON.
 * ``idempotency.py``: ``Idempotency-Key``, the records of a home's keyed writes.
-* ``homes.py``: the bounded cache of open homes, and each user's write lane (writes of one user
-  go one group at a time, through the core's locks; different users write in parallel).
+* ``home_cache.py``: the bounded cache of open homes, each with its reader and its writer.
+* ``lane.py``: each user's write lane (writes of one user go one group at a time, through the
+  core's locks; different users write in parallel), which keeps the home's table maintained.
 * ``service.py``: the operations both faces share, run off the event loop.
 * ``schemas.py`` and ``routes.py``: the REST API under ``/v1``; ``mcp_tools.py``: the MCP tools.
 * ``app.py``: the ASGI app (FastAPI, MCP mounted at ``/mcp``); ``run.py``: ``memory-assets serve``

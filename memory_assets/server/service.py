@@ -3,7 +3,7 @@
 ``MemoryService`` holds the process's one embedder (wrapped so concurrent requests share model
 calls, ``BatchingEmbedder``), the cache of open homes and the worker threads. Every call into
 the core (the model, LanceDB, the files) runs on a worker thread, never on the event loop; at
-most ``workers`` run at once. Writes go through the user's write lane (``homes.py``); reads take
+most ``workers`` run at once. Writes go through the user's write lane (``lane.py``); reads take
 the user's reader, one at a time per user. Results are the core's own (``TurnResult.summary()``,
 ``Hit.to_dict()``, ``Memory.to_dict()`` with its ``Lineage.to_dict()``, ``home_status``), and the
 core's errors become ``ApiError``s here, each with its status, code and fix.
@@ -67,8 +67,9 @@ from memory_assets.core.write_path.process import DISK_FULL_REINDEX, TurnResult
 from memory_assets.core.write_path.remember import memory_turn
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
-from memory_assets.server.homes import HomeCache, LaneClosed, UserBeingDeleted, UserHome
+from memory_assets.server.home_cache import HomeCache, UserBeingDeleted, UserHome
 from memory_assets.server.idempotency import Keyed, KeyReused, Records, Replay
+from memory_assets.server.lane import LaneClosed
 
 T = TypeVar("T")
 log = logging.getLogger("memory_assets.server")

@@ -1,6 +1,7 @@
-"""The open homes and the write lanes, in process with real homes and the real model: a user's
-turns that queue meanwhile are written as one group, in order; a job runs alone; a caller that
-goes away does not stop its write; the cache keeps its bound and never closes a home in use."""
+"""The write lanes, in process with real homes and the real model (through the cache of open
+homes): a user's turns that queue meanwhile are written as one group, in order; a job runs alone;
+a caller that goes away does not stop its write; the table kept within bounds and its old versions
+pruned; a turn's transcript rows written after its answer."""
 
 import asyncio
 import threading
@@ -14,9 +15,9 @@ import pytest
 from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import Embedder
-from memory_assets.core.ops.users import UnknownUserError, user_settings
+from memory_assets.core.ops.users import user_settings
 from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn
-from memory_assets.server.homes import HomeCache
+from memory_assets.server.home_cache import HomeCache
 
 T = TypeVar("T")
 FACT_ROWS = "source_type = 'archive_log'"
@@ -96,24 +97,6 @@ def test_a_caller_that_goes_away_does_not_stop_its_write(tmp_path: Path, embedde
 
     asyncio.run(scenario())
     assert facts(tmp_path, "cid") == ["Keeps a logbook of every hike"]
-
-
-def test_the_cache_keeps_its_bound_and_never_closes_a_home_in_use(tmp_path: Path, embedder: Embedder) -> None:
-    homes = cache(tmp_path, embedder, max_homes=2)
-
-    async def scenario() -> None:
-        async with homes.use("u0", create=True):
-            for user in ("u1", "u2", "u3"):
-                async with homes.use(user, create=True):
-                    pass
-            assert "u0" in homes  # in use all along: kept, over the bound meanwhile
-        assert len(homes) == 2 and homes.closed == 2 and homes.opened == 4
-        with pytest.raises(UnknownUserError):
-            async with homes.use("nobody", create=False):
-                pass
-
-    asyncio.run(scenario())
-    assert not (tmp_path / "users" / "nobody").exists()
 
 
 @pytest.mark.slow
@@ -379,7 +362,7 @@ def test_a_turn_sent_right_after_an_answer_does_not_wait_for_the_previous_turns_
     one job, which a read starts at once. (The idle wait is made long here, so "not yet written"
     cannot be a matter of timing.)"""
     from memory_assets.core.ops.root_feed import read_changes
-    from memory_assets.server import homes as lanes
+    from memory_assets.server import lane as lanes
 
     monkeypatch.setattr(lanes, "INDEX_TURNS_IDLE_S", 60.0)
     monkeypatch.setattr(lanes, "INDEX_TURNS_MAX_WAIT_S", 120.0)
@@ -406,7 +389,7 @@ def test_pending_rows_are_written_without_any_read(
 ) -> None:
     """Once the lane has been idle long enough, or at the latest the longest wait after the first
     pending turn, the rows are written with nothing asking for them."""
-    from memory_assets.server import homes as lanes
+    from memory_assets.server import lane as lanes
 
     monkeypatch.setattr(lanes, "INDEX_TURNS_IDLE_S", idle)
     monkeypatch.setattr(lanes, "INDEX_TURNS_MAX_WAIT_S", most)
@@ -429,7 +412,7 @@ def test_a_job_and_the_stop_write_the_pending_rows_first_and_the_cache_keeps_the
 ) -> None:
     """Any other job (a forget, a sweep) sees the rows of the turns answered before it; the cache
     never closes a home whose rows are pending; ``flush`` (the server's stop) writes them."""
-    from memory_assets.server import homes as lanes
+    from memory_assets.server import lane as lanes
 
     monkeypatch.setattr(lanes, "INDEX_TURNS_IDLE_S", 60.0)
     monkeypatch.setattr(lanes, "INDEX_TURNS_MAX_WAIT_S", 120.0)

@@ -1,47 +1,35 @@
-"""The open homes: a bounded cache, and each user's write lane.
+"""``WriteLane``: one user's writes, one group at a time, in arrival order.
 
-``HomeCache`` keeps at most ``max_homes`` users' homes open (their settings, LanceDB handles and
-extractor), the least recently used closed first; a home in use by a request is never closed
-under it (the bound is exceeded instead, until that request ends). Every home shares the one
-embedder of the process. A home is opened by a read only if it exists (``UnknownUserError``
-otherwise) and created by a write (``open_user_home``).
-
-Each open home has two sides, each with its own ``MemoryStore`` (a store is not shared between
-threads that both write): ``reader`` serves search, listing and status, one call at a time per
-user; ``writer`` belongs to the user's ``WriteLane``.
-
-``WriteLane``: one user's writes, one group at a time, in arrival order. Turns (and memories,
-which are turns with their fact given) that queue while a group is being written go together as
-the next group (``process_turns``: each appended durably in order, each day reindexed once), up
-to ``batch_turns``; any other write (forget, unforget, the start-up catch-up) runs alone. The
-core's locks still guard every file and index key, so the lane orders this process's writes while
-the CLI, the Dagster sensors and backfills write beside it safely. Different users' lanes run in
-parallel. A caller that goes away does not stop its write: a write that started finishes.
+Turns (and memories, which are turns with their fact given) that queue while a group is being
+written go together as the next group (``process_turns``: each appended durably in order, each day
+reindexed once), up to ``batch_turns``; any other write (forget, unforget, the start-up catch-up)
+runs alone. The core's locks still guard every file and index key, so the lane orders this
+process's writes while the CLI, the Dagster sensors and backfills write beside it safely.
+Different users' lanes run in parallel. A caller that goes away does not stop its write: a write
+that started finishes.
 
 The lane also keeps its home's table within bounds, as the Dagster optimize sensor would: after a
 group, when the maintenance clock (``core/index/maintenance.py``: too many fragments or versions, a
 day since the last optimize with changes, or the table directory grown past its size after the
-last optimize and prune) says so, an optimize runs as the lane's next job. After a
-group of turns that question is asked by the job that writes their transcripts' rows, after the
-answers: it lists the table's versions (about 30 ms at 500 versions), and is no part of
-acknowledging a turn. The optimize is followed by a prune of the versions it replaced, once no
-read of the table is in flight in any process (``_prune``, design §8.6).
+last optimize and prune) says so, an optimize runs as the lane's next job. After a group of turns
+that question is asked by the job that writes their transcripts' rows, after the answers: it lists
+the table's versions, and is no part of acknowledging a turn. The optimize is followed by a prune
+of the versions it replaced, once no read of the table is in flight in any process (``_prune``,
+design §8.6).
 
 A turn's transcript rows are written after its acknowledgement, not before it: the turn is kept
 (fsync'd) and its facts appended and indexed before the answer, as ever, and then a job of the
 lane indexes the transcripts of the turns it acknowledged (``process_turns(index_transcripts=
-False)``; embedding every message in the answer's path made an acknowledgement several times
-slower, benchmarks/bench_server.py --only ack). That job waits until the lane has had no turn for
+False)``: embedding every message in the answer's path would make an acknowledgement several
+times slower, docs/benchmarks.md). That job waits until the lane has had no turn for
 ``INDEX_TURNS_IDLE_S``, so a user's next turn, posted right after the answer, is written first
-instead of waiting behind it (back to back, each turn waited for the previous one's rows: 2.81x
-the acknowledgement before the recall tier); it waits ``INDEX_TURNS_MAX_WAIT_S`` at most after
-the first turn it holds, and then writes every pending turn's rows in one model call. Anything
-that needs the rows runs it at once, ahead of itself: a read (``turns_indexed``), any other job
-(forget, unforget, a sweep: the order a transcript's rows and a forget are written in stays the
-order they were asked in), the server's stop (``HomeCache.flush``). A home with turns not yet
-indexed counts as busy, so the cache never closes it before their rows are written. A search
-after a write still finds its turn; a crash before the job leaves the turn in its transcript for
-the start-up catch-up.
+instead of waiting behind it; it waits ``INDEX_TURNS_MAX_WAIT_S`` at most after the first turn it
+holds, and then writes every pending turn's rows in one model call. Anything that needs the rows
+runs it at once, ahead of itself: a read (``turns_indexed``), any other job (forget, unforget, a
+sweep: the order a transcript's rows and a forget are written in stays the order they were asked
+in), the server's stop (``HomeCache.flush``). A lane with turns not yet indexed counts as busy, so
+the cache never closes its home before their rows are written. A search after a write still finds
+its turn; a crash before the job leaves the turn in its transcript for the start-up catch-up.
 
 A turn sent with an ``Idempotency-Key`` (``idempotency.py``) goes through the lane like any
 other: if its key has a record, it is answered from it and not written; else its record is
@@ -50,23 +38,19 @@ written with it, as part of the turn's write; a turn whose key is in flight wait
 A day whose reindex failed after its turns were appended (its locks held by another writer past
 the write path's wait, say) has its facts in the log but not yet in the index; the lane retries
 that day's reindex in the background (``core/backoff.LANE_REINDEX_RETRY``), as the Dagster sensor
-would.
-(design §8.6)
+would (design §8.6).
 
-Deleting a user (``HomeCache.closed_for``): the user's requests are refused from then on
-(``UserBeingDeleted``), the requests in flight finish, the lane is drained and closed (its
-pending rows written, its timers and retries cancelled, so nothing of it writes afterwards), and
-the home leaves the cache; the deletion runs inside, and once it ends a read of the user finds no
-home and a write makes a new one.
+A lane closed by its user's deletion (``close``) writes nothing more: its timers and retries are
+cancelled and a write asked of it is ``LaneClosed``.
 """
 
 import asyncio
 import contextlib
 import logging
 import time
-from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -74,14 +58,9 @@ from memory_assets.core.backoff import LANE_REINDEX_RETRY
 from memory_assets.core.home import Home
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.maintenance import MaintenanceClock, disk_bytes, prune_again_after
-from memory_assets.core.models.batching import BatchingEmbedder
-from memory_assets.core.ops.root_feed import note_change
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
-from memory_assets.core.ops.users import open_user_home
-from memory_assets.core.settings import Settings
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.write_path.extraction import Extractor, Turn
-from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResult, process_turns
 from memory_assets.server.idempotency import Keyed, KeyReused, Records, Replay
 
@@ -94,10 +73,6 @@ INDEX_TURNS_IDLE_S = 0.25
 INDEX_TURNS_MAX_WAIT_S = 5.0
 log = logging.getLogger("memory_assets.server")
 Run = Callable[[Callable[[], Any]], Awaitable[Any]]  # runs a function on a worker thread
-
-
-class UserBeingDeleted(RuntimeError):
-    """A request for a user whose deletion is running; nothing was done."""
 
 
 class LaneClosed(RuntimeError):
@@ -473,7 +448,7 @@ class WriteLane:
         any process is in flight (``Indexer.prune_versions``: it waits for them, a moment, with new
         reads waiting). The optimize keeps the day's versions; each compaction rewrites the new
         rows and the indexes, and every version before it holds the old files, so without this
-        prune a day of turns kept 6x to 88x the compacted table (benchmarks/paced_day.py). When
+        prune a day of turns keeps many times the compacted table (docs/benchmarks.md). When
         reads were still in flight, the versions replaced within ``MEMORY_LANE_VERSION_RETENTION_S``
         stay, and the lane prunes again once it has passed (``_prune_later``). A home held by its
         upkeep is pruned after a later optimize."""
@@ -502,154 +477,3 @@ def _settle(write: _Write, result: Any) -> None:
         write.future.set_exception(result)
     else:
         write.future.set_result(result)
-
-
-@dataclass
-class UserHome:
-    """One user's open home: its two sides, its extractor, its lane."""
-
-    user_id: str
-    reader: Home
-    writer: Home
-    extractor: Extractor
-    lane: WriteLane
-    read_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    in_use: int = 0
-
-
-class HomeCache:
-    def __init__(
-        self,
-        root: Path,
-        embedder: BatchingEmbedder,
-        run: Run,
-        max_homes: int,
-        batch_turns: int,
-        records: Callable[[Settings], Records] | None = None,
-        answer: Callable[[TurnResult, Settings], dict[str, Any]] | None = None,
-    ):
-        self.root = root
-        self.embedder = embedder
-        self.run = run
-        self.max_homes = max(1, max_homes)
-        self.batch_turns = batch_turns
-        self.records = records  # a home's Idempotency-Key records, from its settings
-        self.answer = answer  # a turn's result as the face answers it
-        self._homes: OrderedDict[str, UserHome] = OrderedDict()
-        self._opening: dict[str, asyncio.Lock] = {}  # one opening at a time per user
-        self._closed: set[str] = set()  # users being deleted: every request refused
-        self.opened = 0  # homes opened since start
-        self.closed = 0  # homes closed to keep the bound
-
-    def __len__(self) -> int:
-        return len(self._homes)
-
-    def __contains__(self, user_id: str) -> bool:
-        return user_id in self._homes
-
-    @contextlib.asynccontextmanager
-    async def use(self, user_id: str, *, create: bool) -> AsyncIterator[UserHome]:
-        """The user's open home for the time of one request (opened, or created by a write)."""
-        home = await self._get(user_id, create)
-        home.in_use += 1
-        try:
-            yield home
-        finally:
-            home.in_use -= 1
-            self._evict()
-
-    async def _get(self, user_id: str, create: bool) -> UserHome:
-        """The open home, or open it: one opening per user at a time (a read and a first write
-        arriving together open it once, and a home is initialised once)."""
-        lock = self._opening.setdefault(user_id, asyncio.Lock())
-        try:
-            async with lock:
-                if user_id in self._closed:
-                    raise UserBeingDeleted(user_id)
-                home = self._homes.get(user_id)
-                if home is None:
-                    home = await self._open(user_id, create)
-                elif create and not home.writer.settings.archive_dir.is_dir():  # removed behind our back
-                    await self.run(lambda: open_user_home(self.root, user_id, create=True))
-                else:
-                    self._homes.move_to_end(user_id)
-                return home
-        finally:
-            if not lock.locked():
-                self._opening.pop(user_id, None)
-
-    async def _open(self, user_id: str, create: bool) -> UserHome:
-        def open_home() -> tuple[Home, Home, Extractor]:
-            reader = open_user_home(self.root, user_id, create=create, embedder=self.embedder)
-            writer = Home(reader.settings, self.embedder)
-            return reader, writer, make_extractor(reader.settings)
-
-        reader, writer, extractor = await self.run(open_home)
-        read_lock = asyncio.Lock()
-        shape = self.answer
-        lane = WriteLane(
-            writer,
-            self.run,
-            self.batch_turns,
-            lambda what: note_change(self.root, user_id, what),
-            read_gate=read_lock,
-            records=self.records(writer.settings) if self.records is not None else None,
-            answer=(lambda result: shape(result, writer.settings))
-            if shape is not None
-            else TurnResult.summary,
-        )
-        home = UserHome(user_id, reader, writer, extractor, lane, read_lock)
-        self._homes[user_id] = home
-        self.opened += 1
-        self._evict()
-        return home
-
-    @contextlib.asynccontextmanager
-    async def closed_for(self, user_id: str, wait_s: float = 60.0) -> AsyncIterator[None]:
-        """The user's home closed for the block (see the module docstring): new requests refused
-        (``UserBeingDeleted``), those in flight waited for (at most ``wait_s``, else
-        ``TimeoutError`` and the home stays open), the lane drained and closed, the home out of
-        the cache."""
-        lock = self._opening.setdefault(user_id, asyncio.Lock())
-        try:
-            async with lock:  # no opening of the user half done: one waiting for this sees it closed
-                if user_id in self._closed:
-                    raise UserBeingDeleted(user_id)
-                self._closed.add(user_id)
-        finally:
-            if not lock.locked():
-                self._opening.pop(user_id, None)
-        try:
-            home = self._homes.get(user_id)
-            if home is not None:
-                await asyncio.wait_for(self._drain(home), wait_s)
-                home.lane.close()
-                self._homes.pop(user_id, None)
-            yield
-        finally:
-            self._closed.discard(user_id)
-
-    @staticmethod
-    async def _drain(home: UserHome) -> None:
-        """Until no request uses the home and its lane holds nothing (its turns' rows written)."""
-        while home.in_use or home.lane.busy or home.read_lock.locked():
-            await home.lane.turns_indexed()  # the rows of its acknowledged turns: written now
-            await asyncio.sleep(0.02)
-
-    async def flush(self) -> None:
-        """Write the rows of every open home's acknowledged turns still pending (the server's stop:
-        a turn's rows are otherwise written a moment after its answer, see ``WriteLane``)."""
-        for home in list(self._homes.values()):
-            await home.lane.turns_indexed()
-
-    def _evict(self) -> None:
-        """Close the least recently used homes past the bound, skipping any in use or writing."""
-        if len(self._homes) <= self.max_homes:
-            return
-        for user_id in list(self._homes):
-            if len(self._homes) <= self.max_homes:
-                break
-            home = self._homes[user_id]
-            if home.in_use == 0 and not home.lane.busy and not home.read_lock.locked():
-                del self._homes[user_id]  # its LanceDB handles close with their last reference
-                self.closed += 1
