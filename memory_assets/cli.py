@@ -41,6 +41,11 @@ Commands:
                               exit 1 when a run failed (ok: false) or its reconcile did
     reconcile                 retire what the dream folded (tombstone + reindex those days), sweep,
                               optimize; crash-safe (the hand-off is truncated last)
+    upkeep [--dry-run] [--root DIR --user ID]
+                              what the home needs (the write path, the index's catch-up, the dream,
+                              the reconcile, the dedup measurement, an optimize), then that day's
+                              work, step by step, as the Dagster upkeep batch does it; --dry-run
+                              only prints what it needs; exit 1 when a step failed
     forget TEXT | --id ROW | --chat ID | --day YYYY-MM-DD [--force]
                               hide a text from everything served (search, listing, MEMORY.md's
                               generated zone, turns, the dream): a tombstone plus a reindex of every
@@ -382,6 +387,44 @@ def cmd_reconcile(args: argparse.Namespace) -> dict[str, Any]:
 
     home = _home(args)
     return reconcile(home.settings, home.indexer).to_dict()
+
+
+def cmd_upkeep(args: argparse.Namespace) -> Any:
+    """The look, then (without ``--dry-run``) the day's work; exit 1 when a step failed or
+    another upkeep held the home."""
+    from memory_assets.core.home import Home
+    from memory_assets.core.ops.upkeep.one_home import look_now, upkeep_now
+    from memory_assets.core.ops.users import open_user_home, resolve_root
+
+    if bool(args.root) and not args.user:
+        raise SettingsError("upkeep --root DIR needs --user ID: the user whose home to keep")
+    root = resolve_root(args.root) if args.user else None
+    home = open_user_home(root, args.user) if root is not None else Home(_settings(args)).ready()
+    look = look_now(home, root, args.user)
+    out: dict[str, Any] = {"home": str(home.settings.home), "dry_run": args.dry_run, "look": look.to_dict()}
+    if not args.dry_run:
+        done = upkeep_now(home, look, root, args.user)
+        out["steps"] = [
+            {"step": s.step, "ok": s.ok, "error": s.error, "seconds": s.seconds} for s in done.steps
+        ]
+        out |= {"ok": done.ok, "skipped": done.skipped, "error": done.error}
+        out["outcome"] = done.outcome.to_dict() if done.outcome is not None else None
+    if args.json:
+        _print_result(args, out)
+    else:
+        print(f"home: {out['home']}")
+        print("\n".join(f"needs {line}" if line != "nothing to do" else line for line in look.lines()))
+        if args.dry_run:
+            print("# dry run: nothing was done")
+        for step in out.get("steps", []):
+            state = "ok" if step["ok"] else f"failed: {step['error']}"
+            print(f"{step['step']}: {state} ({step['seconds']:.2f} s)")
+        for why in ("skipped", "error"):
+            if out.get(why):
+                print(f"nothing was done: {out[why]}")
+        if out.get("outcome") is not None:
+            print(f"outcome recorded at the root: {'ok' if out['outcome']['ok'] else 'failed'}")
+    return 0 if args.dry_run or out["ok"] else 1
 
 
 def cmd_restore_stranded(args: argparse.Namespace) -> dict[str, Any]:
@@ -787,6 +830,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_dream)
     command("reconcile", "retire what the dream folded, sweep, optimize").set_defaults(func=cmd_reconcile)
+    p = command("upkeep", "what the home needs, then the day's work (as the Dagster upkeep batch does it)")
+    p.add_argument("--dry-run", action="store_true", help="only print what the home needs; do nothing")
+    p.add_argument(
+        "--root", help="with --user: the root of the users' homes (default: $MEMORY_ROOT or ./.memory_root)"
+    )
+    p.add_argument("--user", metavar="ID", help="the user whose home to keep (under --root)")
+    p.set_defaults(func=cmd_upkeep)
     p = command("restore-stranded", "make every stranded fact findable again (what `check` names)")
     p.add_argument("--dry-run", action="store_true", help="report what it would do; write nothing")
     p.set_defaults(func=cmd_restore_stranded)

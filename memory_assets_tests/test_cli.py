@@ -306,3 +306,68 @@ def test_search_explain_prints_each_hits_lineage(
     assert lines[3].strip() == (
         f"said: transcripts/captured/chat-a.jsonl line 1 (chat chat-a, {turn['at']}): {said}"
     )
+
+
+def test_upkeep_prints_what_a_home_needs_then_does_it_with_the_batchs_outcomes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from memory_assets.core.ops.upkeep.outcomes import load_outcome
+    from memory_assets.core.ops.users import open_user_home
+    from memory_assets_tests.core.ops.upkeep.test_exclusion import held_by_another
+
+    for name in ("MEMORY_HOME", "MEMORY_INDEX_URI", "MEMORY_INDEX_URI_TEMPLATE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMORY_DREAM_MIN_FACTS", "1")  # the dream's gates open on any fact
+    monkeypatch.setenv("MEMORY_DREAM_MIN_HOURS", "0")
+    root = tmp_path / "root"
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
+    home = open_user_home(root, "ana", create=True)
+    write_facts(home.settings, yesterday, "Ana prefers green tea in the morning", "Ana likes hiking")
+    ana = ("--root", str(root), "--user", "ana")
+
+    code, out, _ = run(capsys, "upkeep", "--dry-run", *ana)
+    assert code == 0, out
+    assert f"needs index: the index is behind on archive:{yesterday.isoformat()}.md" in out
+    assert "needs dream: ingest" in out and out.rstrip().endswith("# dry run: nothing was done")
+    assert not home.store.exists() and load_outcome(root, "ana") is None  # nothing done, nothing kept
+
+    code, out, _ = run(capsys, "upkeep", "--json", *ana)
+    done = json.loads(out)
+    assert code == 0 and done["ok"] and not done["dry_run"], out
+    assert [s["step"] for s in done["steps"]] == ["index", "dream", "reconcile", "dedup", "optimize"]
+    assert all(s["ok"] for s in done["steps"])
+    recorded = load_outcome(root, "ana")
+    assert recorded is not None and recorded.ok and recorded.run == "memory-assets upkeep"
+    assert done["outcome"] == recorded.to_dict()
+    page = home.settings.notebook_dir / "3_Personal" / "Preferences.md"
+    assert "Ana prefers green tea in the morning" in page.read_text(encoding="utf-8")
+
+    code, out, _ = run(capsys, "upkeep", "--dry-run", "--json", *ana)
+    work = json.loads(out)["look"]["work"]
+    assert code == 0 and work["keys"] == [] and not work["dream"] and not work["ingest"], out
+
+    barrier = tmp_path / "release"
+    holder = held_by_another(home.settings, barrier)
+    try:
+        code, out, _ = run(capsys, "upkeep", *ana)
+    finally:
+        barrier.touch()
+        holder.wait(timeout=30)
+    assert code == 1 and "nothing was done: held by upkeep batch run B1" in out, out
+
+
+def test_upkeep_of_a_home_alone_does_its_catch_up(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat")
+    home = str(settings.home)
+    code, out, _ = run(capsys, "--home", home, "--json", "upkeep", "--dry-run")
+    look = json.loads(out)["look"]
+    assert code == 0 and look["needs"] and look["work"]["keys"] == [f"archive:{DAY.isoformat()}.md"]
+
+    code, out, _ = run(capsys, "--home", home, "upkeep")
+    assert code == 0 and "index: ok" in out and "outcome recorded" not in out, out  # no root: no record
+    code, out, _ = run(capsys, "--home", home, "--json", "upkeep", "--dry-run")
+    assert json.loads(out)["look"]["work"]["keys"] == []

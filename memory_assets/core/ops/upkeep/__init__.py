@@ -19,7 +19,8 @@ and one loop over many homes, so a batch of users is one process with one model:
 * ``outcomes.py``: each user's last upkeep outcome at the root, and when a failed user is due
   again (the backoff);
 * ``batch.py``: ``run_batch``, the users of a batch one after another under their exclusions,
-  one user's failure never stopping the rest.
+  one user's failure never stopping the rest;
+* ``one_home.py``: one home's look and upkeep asked for by a person (``memory-assets upkeep``).
 
 Every step is one the runners already make crash safe per home (the dream commits once, the
 reconcile truncates its hand-off last, a reindex is a diff), so a batch killed part-way leaves

@@ -117,6 +117,29 @@ class Look:
     def needs(self) -> bool:
         return bool(self.work)
 
+    def lines(self) -> list[str]:
+        """What the home needs, a line a step (``nothing to do`` when it needs nothing)."""
+        work, out = self.work, []
+        if work.ingest:
+            behind = self.transcripts.behind if self.transcripts is not None else []
+            out.append(f"ingest: the write path is behind on {', '.join(behind) or 'a pending turn'}")
+        if work.keys:
+            shown = ", ".join(work.keys[:8]) + (
+                f", ... ({len(work.keys)} in all)" if len(work.keys) > 8 else ""
+            )
+            out.append(f"index: the index is behind on {shown}")
+        if work.dream and self.dream is not None:
+            out.append(f"dream: {self.dream.kind}: {self.dream.reason}")
+        if work.reconcile:
+            out.append("reconcile: the dream's hand-off holds lines to retire")
+        if work.dedup:
+            out.append("dedup: the day's measurement (the index changed since the last)")
+        if work.optimize:
+            out.append(f"optimize: {'; '.join(work.optimize)}")
+        if work.retry:
+            out.append(f"retry: the last upkeep's failed step(s) {', '.join(work.retry)}")
+        return out or ["nothing to do"]
+
     def to_dict(self) -> dict[str, object]:
         """The look as plain data (the CLI's ``--json``)."""
         return {
