@@ -326,6 +326,16 @@ def test_upkeep_prints_what_a_home_needs_then_does_it_with_the_batchs_outcomes(
     home = open_user_home(root, "ana", create=True)
     write_facts(home.settings, yesterday, "Ana prefers green tea in the morning", "Ana likes hiking")
     ana = ("--root", str(root), "--user", "ana")
+    # The homes sensor looked first and asked a batch for the day: a person's upkeep still finds it.
+    from memory_assets.core.index.freshness import RunState
+    from memory_assets.core.ops.upkeep.plan import Planner
+
+    planner = Planner(root)
+    found = planner.look(
+        "ana", home.settings, lambda _: RunState.IN_FLIGHT, run_key="ana:batch", now=planner.now()
+    )
+    assert found is not None and found[0].work.keys == [f"archive:{yesterday.isoformat()}.md"]
+    found[1].save(root, "ana")
 
     code, out, _ = run(capsys, "upkeep", "--dry-run", *ana)
     assert code == 0, out

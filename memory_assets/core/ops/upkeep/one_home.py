@@ -1,10 +1,11 @@
 """One home's upkeep asked for by a person (``memory-assets upkeep``): the look, then the day's
 work, with the steps and outcomes a batch records.
 
-* ``look_now``: what the home needs now (``look.py``), from the planner's state kept at the root
-  when the home is a user's there (``--root``/``--user``), else from none (every file read once).
-  The state is not kept: the planner's own looks go on from theirs, and a look that only reports
-  leaves nothing behind. A home outside a root has no record of its last optimize, so its first
+* ``look_now``: what the home needs now (``look.py``). Its cursors start empty (every file read
+  once), so whatever is stale is found, whoever asked for it already; when the home is a user's
+  under a root (``--root``/``--user``) the planner's maintenance clock and table memo kept there,
+  and the user's last upkeep outcome, are read. Nothing of the look is kept: the planner's own
+  looks go on from theirs, and a look that only reports leaves nothing behind. A home outside a root has no record of its last optimize, so its first
   look counts its table optimised now: it is due one only past the fragment or version bounds.
 * ``upkeep_now``: the look's work done. A user's home under a root runs as a batch of one
   (``batch.run_batch``: its exclusion tried once, a held home skipped, the outcome recorded at the
@@ -36,8 +37,11 @@ def _no_run(_run_key: str) -> RunState:
 def look_now(home: Home, root: Path | None = None, user: str | None = None) -> Look:
     """What ``home`` needs now (see the module docstring); ``root`` and ``user``: the home is that
     user's under the root."""
-    state = LookState.load(root, user) if root is not None and user is not None else LookState()
-    outcome = load_outcome(root, user) if root is not None and user is not None else None
+    state, outcome = LookState(), None
+    if root is not None and user is not None:
+        kept = LookState.load(root, user)
+        state.clock, state.table = kept.clock, kept.table
+        outcome = load_outcome(root, user)
     return look_at(home, state, _no_run, run_key=HOLDER, outcome=outcome, now=freshness.clock())
 
 
