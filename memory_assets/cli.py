@@ -95,13 +95,13 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_assets.core.settings import PROFILES, Settings, SettingsError
+from memory_assets.core.settings import PROFILES, Settings, SettingsError, quiet_native_logs
 from memory_assets.core.text import excerpt
 
 if TYPE_CHECKING:  # the parts load lancedb and polars: imported where a command needs them
     from memory_assets.core.home import Home
 
-os.environ.setdefault("LANCEDB_LOG", "error")
+quiet_native_logs()
 
 
 def _settings(args: argparse.Namespace) -> Settings:

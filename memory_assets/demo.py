@@ -15,7 +15,6 @@ Runs on the embedded defaults: the bundled model, no server, no API key.
 """
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from memory_assets.core.capture.daily_log import LogFact, append_facts, list_log
 from memory_assets.core.home import Home
 from memory_assets.core.ops.status import home_status, init_home
 from memory_assets.core.search.retrieval import search
-from memory_assets.core.settings import Settings
+from memory_assets.core.settings import Settings, quiet_native_logs
 from memory_assets.core.sources import TRANSCRIPT
 
 DEMO_FACTS: list[tuple[str, str]] = [
@@ -379,7 +378,7 @@ def forget_and_erase(home: Home, today: date) -> bool:
 
 
 def main() -> int:
-    os.environ.setdefault("LANCEDB_LOG", "error")
+    quiet_native_logs()
     settings = Settings.load()
     today = datetime.now(UTC).date()
     init_home(settings)

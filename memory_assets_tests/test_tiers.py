@@ -217,3 +217,227 @@ def test_the_store_has_no_write_method() -> None:
         "delete_ids",
     }
     assert writes.isdisjoint(dir(MemoryStore))
+
+
+# -- the environment is read by the settings modules only ------------------------------------------
+
+SETTINGS_MODULES = {"core.settings", "server.config", "defs.env"}
+ENVIRONMENT_CALLS = {"environ", "getenv", "putenv", "unsetenv", "environb"}
+
+
+def environment_reads(module: str, source: str) -> list[str]:
+    """Where ``source`` touches the process's environment (``os.environ``, ``os.getenv``, ...),
+    unless ``module`` is a settings module."""
+    if module in SETTINGS_MODULES:
+        return []
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in ENVIRONMENT_CALLS
+        ):
+            found.append(f"{module}:{node.lineno} reads os.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            found += [
+                f"{module}:{node.lineno} imports os.{a.name}"
+                for a in node.names
+                if a.name in ENVIRONMENT_CALLS
+            ]
+    return found
+
+
+def test_only_the_settings_modules_read_the_environment() -> None:
+    """A variable is read in ``core/settings.py``, ``server/config.py`` or ``defs/env.py``, so every
+    one the package reads is named (and checked) in one of them."""
+    found = []
+    for module, path in _modules():
+        found += environment_reads(module, path.read_text(encoding="utf-8"))
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\nX = os.environ.get('MEMORY_X')\n",
+        "import os\nos.environ.setdefault('LANCEDB_LOG', 'error')\n",
+        "import os\ndef f():\n    return os.getenv('MEMORY_X')\n",
+        "from os import environ\n",
+    ],
+)
+def test_the_environment_check_fails_on_a_raw_read(source: str) -> None:
+    assert environment_reads("core.index.store", source)
+    assert environment_reads("defs.env", source) == []
+
+
+# -- the faces call the facade -----------------------------------------------------------------------
+
+FACADE = ("core.ops", "core.home", "core.search")
+# What the faces import from the core today beyond the facade and error types (issue 41, item 7):
+# a face module -> the core modules it still reaches past ``Home``, ``core.ops`` and
+# ``core.search``. This list may only shrink: a new entry fails the test below, and so does an
+# entry no longer needed (remove it). Move a face onto the facade, then take its line out.
+FACE_EXCEPTIONS: dict[str, set[str]] = {
+    "cli": {
+        "core.audit.checks",
+        "core.audit.measurement",
+        "core.capture.ledger",
+        "core.dream.consolidator_choice",
+        "core.dream.dry_run",
+        "core.durable",
+        "core.erase",
+        "core.index.lineage",
+        "core.knowledge.memory_md",
+        "core.legacy.backup",
+        "core.legacy.export",
+        "core.legacy.find",
+        "core.outcome",
+        "core.reconcile",
+        "core.settings",
+        "core.text",
+        "core.write_path.extraction",
+        "core.write_path.extractor_choice",
+        "core.write_path.ingest",
+        "core.write_path.process",
+        "core.write_path.remember",
+    },
+    "defs.dedup.assets": {"core.audit.dedup", "core.audit.dedup_history", "core.audit.measurement"},
+    "defs.dream.assets": {
+        "core.dream.consolidator",
+        "core.dream.consolidator_choice",
+        "core.dream.runner",
+        "core.settings",
+    },
+    "defs.dream.sensors": {"core.dream.pacing"},
+    "defs.homes.batches": {"core.index.freshness"},
+    "defs.homes.nothing_to_do": {"core.reconcile", "core.settings"},
+    "defs.index.assets": {"core.audit.checks", "core.index.indexer", "core.settings", "core.sources"},
+    "defs.index.checks": {"core.audit", "core.index.store", "core.outcome", "core.settings"},
+    "defs.index.sensors": {
+        "core.capture.daily_log",
+        "core.index",
+        "core.index.freshness",
+        "core.index.maintenance",
+    },
+    "defs.legacy.assets": {"core.legacy.backup", "core.legacy.export", "core.legacy.find"},
+    "defs.reconcile.assets": {
+        "core.index.indexer",
+        "core.index.retire",
+        "core.knowledge.tombstones",
+        "core.reconcile",
+        "core.text",
+    },
+    "defs.resources": {"core.models.embedder", "core.settings"},
+    "defs.text_free": {"core.audit.dedup", "core.knowledge.keyed_hash", "core.outcome"},
+    "defs.upkeep.events": {"core.dream.runner", "core.index.indexer", "core.sources"},
+    "defs.write_path.assets": {"core.write_path.extractor_choice", "core.write_path.ingest"},
+    "defs.write_path.sensors": {"core.index.freshness"},
+    "demo": {
+        "core.audit.checks",
+        "core.capture.daily_log",
+        "core.dream.pacing",
+        "core.erase",
+        "core.knowledge.dream_state",
+        "core.legacy.backup",
+        "core.legacy.find",
+        "core.reconcile",
+        "core.settings",
+        "core.sources",
+        "core.write_path.extraction",
+        "core.write_path.extractor_choice",
+        "core.write_path.process",
+    },
+    "server.auth": {"core.durable"},
+    "server.config": {"core.settings"},
+    "server.home_cache": {
+        "core.models.batching",
+        "core.settings",
+        "core.write_path.extraction",
+        "core.write_path.extractor_choice",
+        "core.write_path.process",
+    },
+    "server.idempotency": {"core.durable"},
+    "server.lane": {
+        "core.backoff",
+        "core.index.indexer",
+        "core.index.maintenance",
+        "core.sources",
+        "core.write_path.extraction",
+        "core.write_path.process",
+    },
+    "server.mcp_tools": {"core.erase"},
+    "server.routes": {"core.erase"},
+    "server.schemas": {"core.capture.transcripts", "core.text", "core.write_path.extraction"},
+    "server.service": {
+        "core.durable",
+        "core.erase",
+        "core.index.lineage",
+        "core.models.batching",
+        "core.models.embedder",
+        "core.reconcile",
+        "core.settings",
+        "core.write_path.extraction",
+        "core.write_path.process",
+        "core.write_path.remember",
+    },
+}
+
+
+def _is_error_type(module: str, name: str) -> bool:
+    import importlib
+
+    found = getattr(importlib.import_module(f"memory_assets.{module}"), name, None)
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
+def past_the_facade(source: str) -> set[str]:
+    """The core modules ``source`` imports other than the facade's (``core.ops``, ``core.home``,
+    ``core.search``); an import of error types only (``SettingsError``) is not counted."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets = [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            targets = [(node.module, [a.name for a in node.names])]
+        else:
+            continue
+        for name, names in targets:
+            if not name.startswith("memory_assets.core"):
+                continue
+            module = name.removeprefix("memory_assets.")
+            if module == "core" and names:  # ``from memory_assets.core import text``
+                found |= {f"core.{n}" for n in names if not f"core.{n}".startswith(FACADE)}
+                continue
+            if module == "core" or module.startswith(FACADE):
+                continue
+            if names and all(_is_error_type(module, n) for n in names):
+                continue
+            found.add(module)
+    return found
+
+
+def test_the_faces_import_only_the_facade_and_error_types() -> None:
+    found: dict[str, set[str]] = {}
+    for module, path in _modules():
+        where = place(module)
+        if where is not None and where[0] == FACES:
+            reached = past_the_facade(path.read_text(encoding="utf-8"))
+            if reached:
+                found[module] = reached
+    new = {m: sorted(s - FACE_EXCEPTIONS.get(m, set())) for m, s in found.items()}
+    assert {m: s for m, s in new.items() if s} == {}, (
+        "a face reaches past the facade (core.ops, core.home, core.search)"
+    )
+    gone = {m: sorted(s - found.get(m, set())) for m, s in FACE_EXCEPTIONS.items()}
+    assert {m: s for m, s in gone.items() if s} == {}, "no longer imported: take these out of FACE_EXCEPTIONS"
+
+
+def test_the_facade_check_counts_a_part_and_not_an_error_type() -> None:
+    assert past_the_facade("from memory_assets.core.index.indexer import Indexer\n") == {"core.index.indexer"}
+    assert past_the_facade("from memory_assets.core import text\n") == {"core.text"}
+    assert past_the_facade("from memory_assets.core.settings import SettingsError\n") == set()
+    assert (
+        past_the_facade("from memory_assets.core.home import Home\nimport memory_assets.core.ops.users\n")
+        == set()
+    )

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-LOCK_DIR_ENV = "MEMORY_LOCK_DIR"
+from memory_assets.core.settings import lock_dir_sources
+
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 # How an error of LanceDB's Rust core says it: the OS's own words, or Rust's errno.
 _NO_SPACE_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122")
@@ -51,7 +52,7 @@ _held = threading.local()
 def lock_dir() -> Path:
     """The one directory that holds every lock file (created on first use). Worked out once per
     environment (the variables it depends on); ``named_lock`` creates it again if it was removed."""
-    env = (os.environ.get(LOCK_DIR_ENV), os.environ.get("XDG_CACHE_HOME"), str(Path.home()))
+    env = (*lock_dir_sources(), str(Path.home()))
     found = _LOCK_DIRS.get(env)
     if found is None:
         found = _LOCK_DIRS[env] = _find_lock_dir()
@@ -62,11 +63,11 @@ _LOCK_DIRS: dict[tuple[str | None, str | None, str], Path] = {}
 
 
 def _find_lock_dir() -> Path:
-    explicit = os.environ.get(LOCK_DIR_ENV)
+    explicit, cache_home = lock_dir_sources()
     if explicit:
         path = Path(explicit).expanduser()
     else:
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        cache = Path(cache_home or Path.home() / ".cache")
         path = cache / "memory-assets" / "locks"
         try:
             path.mkdir(parents=True, exist_ok=True)

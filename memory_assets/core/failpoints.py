@@ -30,7 +30,9 @@ import signal
 import time
 from pathlib import Path
 
-ENV = "MEMORY_FAILPOINTS"
+from memory_assets.core.settings import FAILPOINTS_ENV, failpoint_actions
+
+ENV = FAILPOINTS_ENV
 PAUSE_TIMEOUT_S = 300
 _reached: dict[str, int] = {}
 
@@ -40,7 +42,7 @@ class FailpointError(RuntimeError):
 
 
 def _actions() -> dict[str, str]:
-    raw = os.environ.get(ENV, "")
+    raw = failpoint_actions() or ""
     out = {}
     for part in raw.split(";"):
         name, sep, action = part.partition("=")
@@ -51,7 +53,7 @@ def _actions() -> dict[str, str]:
 
 def failpoint(name: str) -> None:
     """Run the action configured for ``name``, if any."""
-    if ENV not in os.environ:
+    if failpoint_actions() is None:
         return
     action = _actions().get(name)
     if not action:

@@ -203,7 +203,7 @@ class Settings:
         env: Mapping[str, str] | None = None,
         **overrides: str,
     ) -> "Settings":
-        env = os.environ if env is None else env
+        env = environment() if env is None else env
         profile = profile or env.get("MEMORY_PROFILE") or "default"
         if profile not in PROFILES:
             raise SettingsError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
@@ -386,3 +386,62 @@ def resolve_notebook_dir(root: Path, profile: str, explicit: str | Path | None =
                 host = Path(m.group("host")).expanduser()
                 return host if host.is_absolute() else (root.parent / host).absolute()
     return root / "notebook"
+
+
+# The process's environment. Every module that needs a variable outside a home's ``Settings``
+# reads it through one of these (memory_assets_tests/test_tiers.py holds that no other module
+# touches ``os.environ``), so the variables the package reads are all named in a settings module.
+
+LOCK_DIR_ENV = "MEMORY_LOCK_DIR"
+FAILPOINTS_ENV = "MEMORY_FAILPOINTS"
+PROGRESS_BARS_ENV = "HF_HUB_DISABLE_PROGRESS_BARS"
+
+
+def environment() -> Mapping[str, str]:
+    """The process's environment variables, the default source of ``Settings.load`` and of a
+    user's settings (``core/ops/users.py``)."""
+    return os.environ
+
+
+def variable(name: str) -> str | None:
+    """The value of the environment variable ``name``; None when it is unset or empty."""
+    return os.environ.get(name) or None
+
+
+def lock_dir_sources() -> tuple[str | None, str | None]:
+    """``MEMORY_LOCK_DIR`` and ``XDG_CACHE_HOME`` (None when unset or empty): where the lock files
+    go (``core/durable.py``)."""
+    return variable(LOCK_DIR_ENV), variable("XDG_CACHE_HOME")
+
+
+def failpoint_actions() -> str | None:
+    """``MEMORY_FAILPOINTS`` as set (``name=action;...``), or None when it is not set at all."""
+    return os.environ.get(FAILPOINTS_ENV)
+
+
+def quiet_native_logs() -> None:
+    """LanceDB's Rust core logs errors only, unless ``LANCEDB_LOG`` says otherwise."""
+    os.environ.setdefault("LANCEDB_LOG", "error")
+
+
+def offline_models() -> None:
+    """The local model loads from disk, never from a hub, with no progress bars and passive
+    OpenMP threads, unless a variable says otherwise. Must run before huggingface_hub or torch
+    is imported (``core/models/embedder.py`` runs it when it is imported).
+
+    Without the offline switches a missing model spends a minute on DNS retries; spinning OpenMP
+    threads slow encoding on a loaded machine (docs/benchmarks.md)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault(PROGRESS_BARS_ENV, "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def progress_bars_wanted() -> bool:
+    """``HF_HUB_DISABLE_PROGRESS_BARS`` is set to 0 (or false, no, off): keep the model's bars."""
+    return os.environ.get(PROGRESS_BARS_ENV, "1").strip().lower() in ("0", "false", "no", "off")
+
+
+def child_environment(**extra: str) -> dict[str, str]:
+    """The environment of a child process: this one's, with ``extra`` set."""
+    return {**os.environ, **extra}

@@ -17,11 +17,10 @@
 docs/guides/scale.md gives the worker's command and what was tested.
 """
 
-import os
-
 import dagster as dg
 
 from memory_assets.core.settings import SettingsError
+from memory_assets.defs.env import text
 
 EXECUTOR_VAR = "MEMORY_EXECUTOR"
 BROKER_VAR = "MEMORY_CELERY_BROKER"
@@ -31,17 +30,17 @@ EXECUTORS = ("in_process", "multiprocess", "celery")
 
 def celery_config() -> dict[str, object]:
     """The celery executor's config: the broker and backend as environment references."""
-    if not os.environ.get(BROKER_VAR):
+    if not text(BROKER_VAR):
         raise SettingsError(
             f"{EXECUTOR_VAR}=celery needs {BROKER_VAR}, the Celery broker's URL (redis://host:6379/0)"
         )
-    backend = BACKEND_VAR if os.environ.get(BACKEND_VAR) else BROKER_VAR
+    backend = BACKEND_VAR if text(BACKEND_VAR) else BROKER_VAR
     return {"broker": {"env": BROKER_VAR}, "backend": {"env": backend}}
 
 
 def executor() -> dg.ExecutorDefinition:
     """The executor ``MEMORY_EXECUTOR`` names (see the module docstring)."""
-    choice = os.environ.get(EXECUTOR_VAR) or "in_process"
+    choice = text(EXECUTOR_VAR) or "in_process"
     if choice == "in_process":
         return dg.in_process_executor
     if choice == "multiprocess":

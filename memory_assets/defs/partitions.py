@@ -57,7 +57,6 @@ Without ``MEMORY_ROOT`` nothing here changes: the single home's day partitions a
 and nothing else is partitioned.
 """
 
-import os
 import warnings
 from collections.abc import Iterable
 from datetime import date
@@ -65,6 +64,7 @@ from datetime import date
 import dagster as dg
 
 from memory_assets.core.ops.users import ROOT_ENV, check_user_id
+from memory_assets.defs.env import text
 
 LOG_DAYS = "log_days"
 USERS = "users"
@@ -78,7 +78,7 @@ day in ISO form. A single home's day partitions."""
 users = dg.DynamicPartitionsDefinition(name=USERS)
 """With many homes: one partition per user (a home under the root); the key is the user id."""
 
-SHAPE = "user" if os.environ.get(ROOT_ENV) else "day"
+SHAPE = "user" if text(ROOT_ENV) else "day"
 """Read once, when the code location loads: ``day`` (a single home) or ``user`` (many homes)."""
 MANY_HOMES = SHAPE == "user"
 

@@ -17,7 +17,6 @@ then fails naming the run that holds the user, having done nothing.
 """
 
 import contextlib
-import os
 from pathlib import Path
 
 import dagster as dg
@@ -96,7 +95,7 @@ class MemoryHomeResource(dg.ConfigurableResource):
         """The root of the users' homes, or None for a single home."""
         if not MANY_HOMES and self.root is None:
             return None
-        raw = self.root or os.environ.get(ROOT_ENV)
+        raw = self.root or env.text(ROOT_ENV)
         return Path(raw).expanduser().absolute() if raw else None
 
     @property

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from memory_assets.core.durable import (
-    LOCK_DIR_ENV,
     LockTimeout,
     append_durable,
     lock_dir,
@@ -20,6 +19,7 @@ from memory_assets.core.durable import (
     withdraw,
     write_atomic,
 )
+from memory_assets.core.settings import LOCK_DIR_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 

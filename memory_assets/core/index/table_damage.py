@@ -44,6 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_assets.core.durable import append_durable, file_lock, write_atomic
+from memory_assets.core.settings import child_environment
 
 # The child's address space: 4 GiB plus twice the table's files. A healthy read of a 100k-row
 # table (190 MB of files) peaked at about 1 GiB resident; the garbled table of the tests asks for
@@ -298,7 +299,7 @@ def verify(
         size = sum(sig[0] for sig in files_of(directory).values()) if directory is not None else 0
         memory_bytes = VERIFY_MEMORY_BYTES + 2 * size
     command = [sys.executable, "-m", __name__, uri, table_name, str(memory_bytes)]
-    env = {**os.environ, "LANCEDB_LOG": "error", "RUST_BACKTRACE": "0"}
+    env = child_environment(LANCEDB_LOG="error", RUST_BACKTRACE="0")
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=seconds, env=env, check=False)
     except subprocess.TimeoutExpired:

@@ -22,20 +22,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from memory_assets.core.models import openai_compat
+from memory_assets.core.settings import offline_models, progress_bars_wanted
 from memory_assets.core.text import excerpt
 
 if TYPE_CHECKING:
     from memory_assets.core.settings import Settings
 
-# Never reach for a hub at run time: without these a missing model spends a minute on DNS retries.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# No "Loading weights: 100%" tqdm bars on stderr (read when huggingface_hub is first imported).
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-# torch's OpenMP threads spin-wait by default; on 2 shared cores one busy neighbour (the Dagster
-# daemon, another run) then cuts encoding 5x (370 -> 72 sentences/s, benchmarks/bench_index.py's
-# note). Passive waiting costs nothing on a quiet machine. Must be set before torch is imported.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+offline_models()  # before huggingface_hub or torch is imported
 
 DEFAULT_MODEL = "default"
 DEFAULT_BATCH_SIZE = 32  # measured best on this 2-core machine (292 sentences/s)
@@ -78,7 +71,7 @@ def _quiet_progress_bars() -> None:
     """Turn off the tqdm bars huggingface_hub and transformers draw while loading a model, through
     their public switches (the environment variable alone is missed when either was imported
     before this module). ``HF_HUB_DISABLE_PROGRESS_BARS=0`` keeps them."""
-    if os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS", "1").strip().lower() in ("0", "false", "no", "off"):
+    if progress_bars_wanted():
         return
     import huggingface_hub.utils
     import transformers.utils.logging

@@ -38,7 +38,7 @@ from pathlib import Path
 from memory_assets.core.home import Home
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder
 from memory_assets.core.ops.status import init_home
-from memory_assets.core.settings import Settings, SettingsError
+from memory_assets.core.settings import Settings, SettingsError, environment
 
 ROOT_ENV = "MEMORY_ROOT"
 INDEX_URI_TEMPLATE_ENV = "MEMORY_INDEX_URI_TEMPLATE"
@@ -99,7 +99,7 @@ def check_user_id(user_id: object) -> str:
 
 def resolve_root(root: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path:
     """The root of the users' homes: ``root``, else ``MEMORY_ROOT``, else ``./.memory_root``."""
-    env = os.environ if env is None else env
+    env = environment() if env is None else env
     return Path(root or env.get(ROOT_ENV) or DEFAULT_ROOT).expanduser().absolute()
 
 
@@ -111,7 +111,7 @@ def user_home(root: Path, user_id: str) -> Path:
 def user_settings(root: Path, user_id: str, env: Mapping[str, str] | None = None) -> Settings:
     """The settings of a user's home (see the module docstring for the variables it ignores, and
     for ``MEMORY_INDEX_URI_TEMPLATE``)."""
-    env = os.environ if env is None else env
+    env = environment() if env is None else env
     shared = {k: v for k, v in env.items() if k not in HOME_VARIABLES}
     home = user_home(root, user_id)
     template = shared.pop(INDEX_URI_TEMPLATE_ENV, None)

@@ -43,7 +43,6 @@ partitions the tick says so.
 import bisect
 import contextlib
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -52,6 +51,7 @@ import dagster as dg
 
 from memory_assets.core.ops.upkeep.plan import Planner
 from memory_assets.core.ops.upkeep.work import Work
+from memory_assets.defs.env import number
 from memory_assets.defs.homes.batches import IN_FLIGHT, Batches, batch_size, batch_wait_s, users_of_batch
 from memory_assets.defs.homes.nothing_to_do import idle_assets, nothing_to_do
 from memory_assets.defs.partitions import GUIDANCE_PARTITIONS, USERS, users
@@ -65,12 +65,7 @@ SWEEP_ENV = "MEMORY_HOMES_SWEEP_PER_TICK"
 
 
 def _count(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        value = default
-    return max(1, value)
+    return int(number(name, default, int, minimum=1))
 
 
 @dataclass
