@@ -2,87 +2,12 @@
 
     memory-assets [--home PATH] [--profile default|suzent] [--json] COMMAND [--json]
 
-Commands:
-    init                      create the memory home (folders, vault skeleton); never overwrites
-    reindex [--full] [--rebuild]
-                              bring the index in line with the markdown (--full: ignore the state,
-                              diff every file, rebuild the table if the embedding model changed;
-                              --rebuild: recreate it and embed every row again); migrates an
-                              assistant-era table first
-    migrate                   migrate an assistant-era table to this schema (reads never do)
-    optimize                  compact the table, fold new rows into its indexes, prune old versions
-    search QUERY [--limit N]  hybrid search; --queries-file FILE answers one query a line;
-                              --context N adds each hit's neighbouring lines; --explain,
-                              where each came from, back to the turn it was said in
-    status                    what the home holds: logs, watermark, pages, index rows
-    dedup-report [--html PATH]
-                              near-duplicate rates per write path (cosine >= 0.995/0.95/0.92 over the
-                              stored embeddings) and the on-disk backlog; writes pairs.parquet,
-                              clusters.parquet and report.json beside the index and appends to
-                              history.parquet; --html writes the trend and the latest figures as one
-                              self-contained HTML file
-    check [--accept-log FILE] verify the invariants (logs append-only, rows match the logs, every
-                              fact accounted for, ids unique, nothing tombstoned indexed, table
-                              bounded, sampled rows found by search); exit 1 on a failure
-    restore-stranded [--dry-run]
-                              make every stranded fact findable again: folded lines no page holds
-                              return to the index (and the dream), the reconcile's tombstones over
-                              them are lifted, missing rows are written
-    memory-md show|edit       MEMORY.md's zones; edit [--who ID] (--text TEXT | --file PATH) makes the
-                              manual zone the given text under a `verified: human:<id>` stamp
-    write-turn --user TEXT    one conversation turn through the write path ([--assistant TEXT]
-                              [--chat-id ID] [--at ISO]: --at replays it into that day's log)
-    remember TEXT             one fact through the classifier ([--category C]); written or confirmed
-    ingest-transcripts        every new user turn of transcripts/*.jsonl through the write path,
-                              oldest first, exactly once ([--session ID] [--limit N])
-    dream                     consolidate pending days into the vault when the pacing gates allow
-                              ([--force] ignore the time and fact gates, [--all] until caught up,
-                              [--lint] the editorial audit, [--dry-run] on a clone, print the diff);
-                              exit 1 when a run failed (ok: false) or its reconcile did
-    reconcile                 retire what the dream folded (tombstone + reindex those days), sweep,
-                              optimize; crash-safe (the hand-off is truncated last)
-    upkeep [--dry-run] [--root DIR --user ID]
-                              what the home needs (the write path, the index's catch-up, the dream,
-                              the reconcile, the dedup measurement, an optimize), then that day's
-                              work, step by step, as the Dagster upkeep batch does it; --dry-run
-                              only prints what it needs; exit 1 when a step failed
-    forget TEXT | --id ROW | --chat ID | --day YYYY-MM-DD [--force]
-                              hide a text from everything served (search, listing, MEMORY.md's
-                              generated zone, turns, the dream): a tombstone plus a reindex of every
-                              file that holds it; reversible, the markdown keeps it
-    unforget TEXT | --chat ID | --day YYYY-MM-DD
-                              remove the tombstone and reindex, so its rows come back
-    erase TEXT | --id ROW | --chat ID | --day YYYY-MM-DD [--yes [--force]] [--resume]
-                              remove a text's bytes from every file of the home and every index
-                              version, irreversibly; prints the plan and changes nothing without
-                              --yes; with it, a receipt (also in .state/erasures.jsonl, no text)
-    erase --all [--yes]       delete the whole home and every trace of its user at the root (a
-                              user's home: --home <root>/users/<id>, or --root DIR --user ID);
-                              without --yes only prints what would go; --json: the receipt
-    legacy check [--table URI]
-                              legacy rows (no source file; the project's index, or an assistant-format
-                              LanceDB at URI) and memory_blocks: how many a log, page or core file holds
-    legacy export [--table URI]
-                              append every unrecorded legacy row to the daily logs (its own day after
-                              the watermark, else today's tagged `legacy from-YYYY-MM-DD`), blocks to
-                              their core file; a second export appends nothing
-    legacy apply [--table URI] [--yes]
-                              back up (tag + directory copy), delete the legacy rows, verify; refuses
-                              while any is recorded nowhere; without --yes only reports
-    legacy restore BACKUP [--table URI]
-                              the table exactly as it was before an apply (from the tag or the copy)
-    legacy forget-backup BACKUP [--table URI] [--remove-copy]
-                              drop a backup's tag (a tagged version blocks optimize's version cleanup)
-    serve [--root DIR] [--host H] [--port N] [--tokens-file FILE]
-                              the memory service for many users (one home each under the root):
-                              REST under /v1, MCP at /mcp; beyond loopback only with tokens
-    mcp [--root DIR] [--user ID]
-                              MCP over stdio for one user, for a desktop client
-    token (--user ID | --admin) --tokens-file FILE
-                              make a token for the server, add its hash to the file, print it once
-    dagster-yaml [--storage sqlite|postgres] [--max-concurrent-runs N] [--out FILE]
-                              the Dagster instance's dagster.yaml (run queue, per-partition and
-                              per-user limits; PostgreSQL storage from DAGSTER_PG_* variables)
+Each command parses its arguments, makes one call into the core (``Home``, ``core.ops``, the
+runners) and prints what it returned, as text or, with ``--json``, as one JSON document. A
+``SettingsError`` or another refusal is printed to stderr with exit status 2; a check or a run
+that failed exits 1. The commands, their options and their output are in
+docs/reference/cli.md (memory_assets_tests/test_docs.py fails when a command or an option is
+missing there) and in ``memory-assets COMMAND --help``.
 """
 
 import argparse

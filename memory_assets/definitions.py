@@ -2,8 +2,8 @@
 
 With ``MEMORY_ROOT`` set when it loads, the location orchestrates every home under that root
 (``defs/partitions.py``, ``defs/homes/``): the same assets, checks and jobs, partitioned by user,
-with the homes sensor and the per-user schedules in place of the single home's sensors and
-schedules. Without it, the single home (``MEMORY_HOME``) exactly as before.
+with the homes sensor (and the upkeep batches it requests) and the one schedule across users in
+place of the single home's sensors and schedules. Without it, the single home (``MEMORY_HOME``).
 """
 
 import dagster as dg
@@ -34,8 +34,8 @@ def _location() -> dg.Definitions:
 
     merged = dg.Definitions.merge(*domains)
     return dg.Definitions.merge(
-        # The single home's sensors and schedules ask one home; the homes sensor and the
-        # per-user schedules replace them.
+        # The single home's sensors and schedules ask one home; the homes sensor, its upkeep
+        # batches and the schedule across users (defs/homes/) replace them.
         dg.Definitions(assets=merged.assets, asset_checks=merged.asset_checks, jobs=merged.jobs),
         homes.defs,
         shared,

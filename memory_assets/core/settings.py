@@ -56,14 +56,12 @@ class Settings:
     embedding_api_key: str | None = field(default=None, repr=False)
     recall_log_max_bytes: int = 5_000_000  # the recall log rotates (one previous file kept) past this size
     version_retention_days: float = 1.0  # optimize prunes table versions older than this
-    # How long a version a read may be on is kept after a newer one replaced it (design §8.6).
-    # The service's write lane optimizes a home's table as its turns arrive and then prunes every
-    # version but the latest once no read of the table, in any process, is in flight
-    # (core/index/table_reads.py); a read still in flight after the prune's wait keeps the
-    # versions replaced within this time, and the lane prunes them once it has passed. Every
-    # other prune (an optimize's) keeps them this long too. Default 60 s: above the longest read
-    # measured, a whole 100k-row table read while the machine is loaded (14 s, design §9), and the
-    # read again it may need (docs/benchmarks.md, "Reads from other processes"); 0 keeps none.
+    # How long a version a read may be on is kept after a newer one replaced it (design §8.6): the
+    # write lane prunes every version but the latest once no read of the table, in any process,
+    # is in flight (core/index/table_reads.py); a read still in flight after the prune's wait
+    # keeps the versions replaced within this time, and so does every other prune (an
+    # optimize's). 0 keeps none. The default stays above the longest read measured
+    # (docs/benchmarks.md, "Reads from other processes").
     lane_version_retention_s: float = 60.0
     # forget and erase refuse (unless forced) a text held by more than this share of the home's
     # lines and turns: forgetting or erasing a common word is a mistake, not a request (1 or more:
@@ -71,11 +69,7 @@ class Settings:
     forget_max_share: float = 0.05
     search_max_chars: int = 2000  # a hit's content is cut to this many characters (``truncated: true``)
     # How long a turn stays searchable in the recall tier (its transcript file always stays):
-    # 0 = as long as the transcript holds it. Default 0, decided (issue 25): the tier exists so that
-    # what was said stays findable, and a turn that gave no fact (half of the turns LoCoMo's
-    # questions need) has no other trace, since no dream consolidates it; forgetting is explicit
-    # (forget TEXT, --chat, --day). The cost measured does not ask for less: 1,000 turns of the
-    # LongMemEval dev sample are 1,098 rows, 2.17 MB of index after optimize (about 2 KB a row).
+    # 0 = as long as the transcript holds it (the default; docs/reference/settings.md says why).
     # N > 0: a turn older than N days leaves the index the day it passes (the index sensors).
     transcript_retention_days: int = 0
     # The write path: how many known facts the extraction sees, and how long recalling them may take.

@@ -1,60 +1,23 @@
-"""Partitions of every day-shaped asset: the days that have a daily log. The one place that says
-what a day partition is, so the rest of ``defs/`` speaks only through the helpers below.
+"""Partitions of every day-shaped asset, and of a home's assets with many homes. The one place
+that says what a partition is, so the rest of ``defs/`` speaks only through the helpers below.
 
-**Why dynamic partitions of the log days** (design §2.1). A user's logs are sparse: on the demo
-home 19 days of 401 have one. Daily time-window partitions gave every calendar day from the
-oldest log to today a partition, so the UI listed 382 empty days as "missing" and invited a
-backfill of each, one run per day. Here a partition exists exactly for a day that has (or had)
-a log, or that the index still holds rows for, so nothing empty is ever shown as missing, and
-the partition list is the history of the capture tier. Two facts of Dagster shaped the choice:
+**One home.** ``log_days`` holds a key (the ISO day) for each UTC day that has (or had) a daily
+log, or that the index still holds rows for, so no empty day shows as missing (design §2.1 says
+why dynamic partitions and not time windows). Keys are kept in calendar order, because Dagster
+keeps them in the order they were added and a range (a backfill's, the dream's batch) is a range
+in that order: a day older than a registered one re-registers the later days after it (their keys
+deleted and added again; materialisations, checks and runs are recorded by key and stay). A
+backfill of ``archive_index`` over a range runs ``DAYS_PER_RUN`` days a run.
 
-* a ``DailyPartitionsDefinition`` is fixed when the code location loads (its ``exclusions``
-  too), so the days that gain a log later would again show as missing until a reload, and a
-  log older than the start had no partition at all; dynamic partitions live in the instance
-  and are added as logs appear (by ``daily_log_sensor``, the runs that append to logs, and the
-  dream sensor), with no reload;
-* a backfill over a range of dynamic partitions still runs a range per run: ``archive_index``
-  has ``BackfillPolicy.multi_run(DAYS_PER_RUN)``, so a year of sparse logs is a handful of runs.
+**Many homes** (``MEMORY_ROOT`` set when the code location loads). Each home under the root is a
+user, and users are the dynamic partitions ``users``: every asset of a home, the day-shaped ones
+too, is partitioned by user alone, a user's days inside the user's runs (design §11.2 says why
+not users x days). Those assets have no backfill policy (``day_backfill_policy``), so every run
+that touches a home is tagged with its one user and held by the per-user run limit
+(``defs/instance.py``); a run that would span users is refused (``defs/resources.py``).
 
-**Order.** Dagster keeps dynamic partitions in the order they were added, and a range (a
-backfill's, the dream's batch) is a range in that order, so the keys must stay in calendar
-order. New days are added oldest first; a day older than a registered one (a log restored from
-a backup, a turn replayed with ``--at`` into the past, a legacy row exported to its own day)
-re-registers the later days after it: their keys are deleted and added again in order. That
-touches only the list of keys: materialisations, checks and runs are recorded by key and stay.
-
-**Extending it.** Issue-sized changes to the partitioning belong here: ``day_key``/``day_of``/
-``user_of`` are the only code that turns a day (and a user) into a key and back, and
-``register_days``/``register_days_requests`` the only code that adds keys.
-
-**Many homes** (``MEMORY_ROOT`` set when the code location loads; design §11.1, §11.2). Each home
-under the root is a user, and users are the dynamic partitions ``users`` (added by
-``homes_sensor`` when a home appears, and by the runs that write). Every asset of a home is
-partitioned by user alone, the day-shaped ones (``daily_logs``, ``archive_index``, the dream's
-``vault``) too: a user's run works on that user's days inside it (``archive_index`` reindexes the
-days its config names, or all of the user's, each a diff). Two facts decided it:
-
-* **nothing shows as missing unless there is work to do** (as for one home above). Days as a
-  second dimension (users x ``log_days``) gave each user's row a cell for every day *any* user
-  wrote, so each row showed the other users' days as missing: the single home's 382 empty days
-  back, once per user. Dagster's multi-dimensional partitions are a full grid (a dimension's keys
-  cannot depend on the other's). One flat list of each user's own days (``alice|2026-11-10``)
-  would show none missing, but a user's days would not stay a range (keys keep the order they
-  were added; keeping a user's days together re-adds every later user's keys on a new day) and
-  the list would grow with users x days, past Dagster's guidance at a few hundred users;
-* **the per-user run limit must hold every run that touches a home**
-  (``defs/instance.py``). A run of one partition carries Dagster's ``dagster/partition=<key>``
-  tag, which the limit keys on; a run over a range (a backfill policy's) carries only
-  ``dagster/asset_partition_range_start``/``_end``, on which no limit can be per user. So the
-  assets of a home have no backfill policy with many homes (``day_backfill_policy``): a backfill
-  over many users is one run per user, each tagged with its user, and a run that would span users
-  is refused (``defs/resources.py``).
-
-The partition count is the number of users (Dagster's guidance, about 100,000 partitions an
-asset, is 100,000 users; past it, shard the root over code locations, design §11.6).
-
-Without ``MEMORY_ROOT`` nothing here changes: the single home's day partitions are ``log_days``
-and nothing else is partitioned.
+``day_key``/``day_of``/``user_of`` are the only code that turns a day (and a user) into a key
+and back, and ``register_days``/``register_days_requests`` the only code that adds keys.
 """
 
 import warnings

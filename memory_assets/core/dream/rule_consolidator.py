@@ -50,14 +50,10 @@ cannot tell a replay from a repeat, and the runner never replays a productive ba
 moves and the folded log lines are tombstoned). That is by design: a run that changed nothing
 would count as a failed attempt.
 
-The local embedding model is off by default (``semantic=True`` or an ``embedder`` turns it on).
-Measured with all-MiniLM-L6-v2 on 15 hand-written paraphrase pairs and 20 pairs of different
-claims: paraphrases score 0.55-0.92, different claims 0.44-0.89 ("Wants to run a marathon" / "...
-a half marathon" 0.89, "Prefers dark mode" / "Prefers light mode" 0.87, "Goes to the gym on
-Mondays" / "... Fridays" 0.87). The only threshold that merges no two different claims (0.9)
-recovers 3 of the 15 paraphrases, a wrong merge drops the new wording, and loading the model costs
-seconds per process, so it does not pay for itself as a default. When on, it only turns an *add*
-into a *confirm* (cosine >= ``semantic_threshold``, same polarity, no new specific, no slot).
+The local embedding model is off by default (``semantic=True`` or an ``embedder`` turns it on):
+no threshold both merges paraphrases and keeps different claims apart (docs/benchmarks.md, "The
+dream's semantic match"; design §5.9). When on, it only turns an *add* into a *confirm* (cosine >=
+``semantic_threshold``, same polarity, no new specific, no slot).
 """
 
 import re

@@ -6,7 +6,7 @@ computed here, from the candidates' own text, and not taken from LanceDB's ``_sc
 * LanceDB scores a row with the statistics of the full-text index as it was last built: rows added
   since the last optimize are counted only for themselves, deleted rows are still counted, and a
   row looked up under an id filter while it is not yet indexed is scored over the filtered rows
-  alone (0.058 where the indexed score is 0.543, in one measured case). A row's score would then
+  alone. A row's score would then
   depend on whether an optimize has run, which it must not (design §7).
 * Computed over the candidates, a row's lexical score depends only on the query, its text and the
   other candidates' text: the same before and after any optimize, and without another query for

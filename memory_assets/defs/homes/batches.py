@@ -34,10 +34,8 @@ from memory_assets.defs.upkeep.ops import OP
 BATCH_SIZE_ENV = "MEMORY_UPKEEP_BATCH_SIZE"
 BATCH_WAIT_ENV = "MEMORY_UPKEEP_WAIT_S"
 BATCH_SIZE = 200
-"""Measured (``benchmarks/bench_upkeep.py``, design §11.4): a batch run costs about 13 s of CPU
-beyond its users' work here (the process, the imports, the model's load), against about 0.4 s a
-user, so 200 users a batch keep the overhead near a sixth of the work; a batch is then a few
-minutes of one process."""
+"""The most users in one batch run: a run's own cost (process, imports, model) spread over many
+users' work (docs/benchmarks.md, "A day of upkeep for many users")."""
 BATCH_WAIT_S = 60.0
 BATCH_TAG = "memory_assets/upkeep_batch"
 USERS_TAG = "memory_assets/users"

@@ -75,8 +75,8 @@ def planned_assets(work: Work) -> set[str]:
     show as materialising: what the user is waiting on, the catch-up of its keys' kinds, the
     write path over its transcripts and the dream's ``vault``. The maintenance around them (the
     reconcile, the dedup measurement, the optimize) is not announced: each planned partition is
-    one more event in the instance's log, about 5 ms of a batch's CPU a user on SQLite, a sixth of
-    a user's upkeep here (design §11.4); a failed step's assets are reported planned when it fails."""
+    one more event in the instance's log, paid by the batch for every user (design §11.4); a
+    failed step's assets are reported planned when it fails."""
     names = _index_groups(work.keys) if work.keys else set()
     if work.wants("ingest"):
         names.add("ingested_turns")
