@@ -441,3 +441,71 @@ def test_the_facade_check_counts_a_part_and_not_an_error_type() -> None:
         past_the_facade("from memory_assets.core.home import Home\nimport memory_assets.core.ops.users\n")
         == set()
     )
+
+
+# -- an object's private state is its own --------------------------------------------------------------
+
+
+def _declared(cls: ast.ClassDef) -> set[str]:
+    """The private attributes a class declares: class-level annotations and ``self._x = ...``."""
+    names = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                names.add(target.attr)
+    return {n for n in names if n.startswith("_")}
+
+
+def foreign_private_writes(module: str, source: str) -> list[str]:
+    """Where ``source`` assigns a private attribute (``x._name = ...``) of an object other than
+    ``self``, outside the methods of a class that declares that attribute (the store's state
+    written by the writer was issue 41's example)."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, own: set[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, _declared(child))
+                continue
+            targets: list[ast.expr] = []
+            if isinstance(child, ast.Assign):
+                targets = child.targets
+            elif isinstance(child, (ast.AugAssign, ast.AnnAssign)):
+                targets = [child.target]
+            for target in targets:
+                for part in ast.walk(target):
+                    if (
+                        isinstance(part, ast.Attribute)
+                        and part.attr.startswith("_")
+                        and not part.attr.startswith("__")
+                        and not (isinstance(part.value, ast.Name) and part.value.id in ("self", "cls"))
+                        and part.attr not in own
+                    ):
+                        found.append(f"{module}:{child.lineno} writes {ast.unparse(part)}")
+            visit(child, own)
+
+    visit(ast.parse(source), set())
+    return found
+
+
+def test_no_module_writes_another_objects_private_state() -> None:
+    found = []
+    for module, path in _modules():
+        found += foreign_private_writes(module, path.read_text(encoding="utf-8"))
+    assert found == []
+
+
+def test_the_private_state_check_fails_on_a_foreign_write() -> None:
+    writer = "class TableWriter:\n    def commit(self):\n        self.store._version = None\n"
+    assert foreign_private_writes("core.index.table_writer", writer)
+    own = "class Batches:\n    _held: dict\n    @classmethod\n    def load(cls):\n        b = cls()\n        b._held = {}\n"
+    assert foreign_private_writes("defs.homes.batches", own) == []

@@ -18,10 +18,11 @@ an explicit step the indexer owns (``reindex`` and ``migrate`` run it).
 A version of the table never changes (a LanceDB version is an immutable snapshot), so what is
 read from one version is cached against it: the schema, the read facts, a file's rows for the
 diff. Every call still opens the latest version first (``table()``); only the reading is saved.
-The store also keeps a short journal of its own commits (``apply_diff``): a commit that produced
-version N+1 from exactly version N is a known delta, so a cache taken at version N is brought
-forward through it instead of read again (``changes_since``). Any other change (another process
-or handle, an optimize, a full replace, a rebuild) breaks the chain and the cache is re-read.
+The store reads through a ``TableHandle`` (``table_handle.py``) it shares with the writer, which
+journals the writer's commits (``apply_diff``): a commit that produced version N+1 from exactly
+version N is a known delta, so a cache taken at version N is brought forward through it instead
+of read again (``changes_since``). Any other change (another process or handle, an optimize, a
+full replace, a rebuild) breaks the chain and the cache is re-read.
 
 Damage to the table's files (``table_damage.py``) is looked for once per version before it is read
 (a stat per file; the whole table read in a bounded child process only when a file changed since
@@ -32,12 +33,10 @@ missing file) becomes ``DamagedTableError``, naming the table, what is wrong and
 
 import functools
 import threading
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -45,8 +44,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memory_assets.core.durable import stat_signature
 from memory_assets.core.index import table_damage, table_reads
+from memory_assets.core.index.table_handle import Commit, TableHandle
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import INDEXED_SOURCE_TYPES, TRANSCRIPT
 
@@ -59,8 +58,6 @@ ANN_ROW_THRESHOLD = 50_000
 MAX_FRAGMENTS = 64
 MAX_VERSIONS = 2000
 ANN_PARTITIONS = 64
-JOURNAL_COMMITS = 64  # own commits remembered for bringing caches forward
-JOURNAL_MAX_ROWS = 2000  # an add larger than this (a bulk fill) is not remembered: caches re-read
 SCALAR_COLUMNS = (
     "content",
     "source_type",
@@ -167,19 +164,6 @@ class Existing:
     created_at: datetime | None
 
 
-@dataclass(frozen=True)
-class Commit:
-    """A commit of ``apply_diff`` that made version ``after`` = ``before`` + 1 from exactly version
-    ``before``: the table at ``after`` is the table at ``before`` without the rows whose id is in
-    ``deleted_ids`` (``deleted_rows`` rows), plus the rows of ``added`` exactly as written."""
-
-    before: int
-    after: int
-    deleted_ids: frozenset[str]
-    deleted_rows: int
-    added: pa.Table
-
-
 @dataclass
 class TableStats:
     rows: int
@@ -202,19 +186,15 @@ class MemoryStore:
         self.uri = uri
         self.table_name = table_name
         self.user_id = user_id
-        # Object storage's options (an endpoint, keys): handed to LanceDB, never shown.
-        self._storage_options = dict(storage_options or {})
-        self._db: Any = None
-        self._session: Any = None
-        self._table: Any = None
+        # The connection, the open handle, its version, the journal and the generation: shared with
+        # the writer (``table_writer.py``), which commits through the same handle.
+        self.handle = TableHandle(uri, table_name, storage_options)
+        self.handle.on_reset(self._forget)
         self._reader: Any = None  # the table through LanceDB's async API: retrieval's queries
         self._facts: dict[str, Any] = {}
-        self._version: int | None = None  # the handle's version, once read since it was last opened
         self._schema: tuple[int, pa.Schema] | None = None
-        self._journal: deque[Commit] = deque(maxlen=JOURNAL_COMMITS)
         self._existing: dict[tuple[str, str], tuple[int, dict[str, Existing]]] = {}
         self._pin: tuple[int, int] | None = None  # (thread id, depth) of a ``snapshot``
-        self._opened_as: tuple[int, int, int] | None = None  # the rebuild marker when the handle opened
         self._guarded: int | None = None  # the version last looked over for damage (``_guard``)
         self._damage: tuple[int, str] | None = None  # (version, message) of damage found there
         self._local = threading.local()  # ``depth``: reads in progress on this thread (``read``)
@@ -228,27 +208,12 @@ class MemoryStore:
     # -- opening ---------------------------------------------------------------------------------
     @property
     def db(self) -> Any:
-        if self._db is None:
-            import lancedb
-
-            self._db = lancedb.connect(self.uri, session=self._lance_session(), **self._connect_options())
-        return self._db
+        return self.handle.db
 
     @property
     def storage_options(self) -> dict[str, str]:
         """The object-storage options this store connects with (a copy)."""
-        return dict(self._storage_options)
-
-    def _connect_options(self) -> dict[str, Any]:
-        return {"storage_options": dict(self._storage_options)} if self._storage_options else {}
-
-    def _lance_session(self) -> Any:
-        """One LanceDB session (its index and metadata caches) for both of this store's handles."""
-        if self._session is None:
-            import lancedb
-
-            self._session = lancedb.Session()
-        return self._session
+        return self.handle.storage_options
 
     async def read_latest(self) -> "tuple[ReadFacts, Any] | None":
         """``_read_latest``, its raw LanceDB errors about the table's files named (``reading``)."""
@@ -262,8 +227,8 @@ class MemoryStore:
         async handle is open, a search whose version's facts are known reads nothing through the
         synchronous API. The handle shares this store's session, so the ANN and full-text indexes
         are cached once for both."""
-        if self._replaced():
-            self._reset(None)
+        if self.handle.replaced():
+            self.handle.reset(None)
         reader = self._reader
         if reader is None:
             facts = self.read_facts()  # opens the table, or finds none
@@ -272,7 +237,7 @@ class MemoryStore:
             import lancedb
 
             db = await lancedb.connect_async(
-                self.uri, session=self._lance_session(), **self._connect_options()
+                self.uri, session=self.handle.session(), **self.handle.connect_options()
             )
             reader = self._reader = await db.open_table(self.table_name)
             return facts, reader
@@ -282,14 +247,14 @@ class MemoryStore:
         if cached is not None:
             # Only this store's own commits since (the write path's turns): carried forward from
             # what they added and deleted, with no call through the synchronous handle.
-            chain = self._chain(cached.version, version)
+            chain = self.handle.chain(cached.version, version)
             if chain is not None:
                 return self._facts_forward(cached, chain, version), reader
         facts = self.read_facts()
         return (facts, reader) if facts is not None else None
 
     def exists(self) -> bool:
-        return self.table_name in self.db.list_tables(limit=10_000).tables
+        return self.handle.exists()
 
     def read(self, fn: Callable[[], R]) -> R:
         """``fn()`` as one read of the table (design §8.6), holding the table's reads
@@ -327,7 +292,7 @@ class MemoryStore:
     def reopen(self) -> None:
         """Drop the open handles and what was read through them: the next read opens the table
         afresh, at its latest version."""
-        self._reset(None)
+        self.handle.reset(None)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -356,17 +321,19 @@ class MemoryStore:
         bounded child process first, so a copied home (new mtimes) costs one read, not an error.
         A version reached from the last one looked over through this store's own commits only (the
         write path's turns) is not looked over again: those commits recorded their own files."""
-        version = self._current_version()
+        version = self.handle.current_version()
         if self._guarded == version:
             return
-        if self._guarded is not None and self._chain(self._guarded, version) is not None:
+        if self._guarded is not None and self.handle.chain(self._guarded, version) is not None:
             self._guarded = version
             return
         if self._damage is not None and self._damage[0] == version:  # found before: not read again
             raise DamagedTableError(self._damage[1])
         directory = table_damage.table_dir(self.uri, self.table_name)
         if directory is not None:
-            uuids = {i.name: str(getattr(i, "index_uuid", "") or "") for i in self._table.list_indices()}
+            uuids = {
+                i.name: str(getattr(i, "index_uuid", "") or "") for i in self.handle.table.list_indices()
+            }
             gone = table_damage.missing_indexes(directory, uuids)
             if gone:  # this version's: pruned under this read, or damage (``read`` reads again)
                 raise VersionGoneError(
@@ -387,11 +354,12 @@ class MemoryStore:
         create or change it). Inside ``snapshot()``, on the thread that took it: the version the
         snapshot opened (moved forward by the commits made inside). A damaged table raises
         ``DamagedTableError`` (see ``_guard``)."""
+        handle = self.handle
         if self._pinned():
-            return self._table
-        if self._replaced():
-            self._reset(None)  # another handle rebuilt the table: open it afresh
-        if self._table is None and self.exists():
+            return handle.table
+        if handle.replaced():
+            handle.reset(None)  # another handle rebuilt the table: open it afresh
+        if handle.table is None and self.exists():
             try:
                 table = self.db.open_table(self.table_name)
             except ValueError as exc:  # listed, but its first version is still being written
@@ -401,38 +369,20 @@ class MemoryStore:
                 if lost:  # or it holds data that no version records any more
                     raise DamagedTableError(self.damaged(lost)) from exc
                 return None
-            self._reset(table)
-        elif self._table is not None:
-            self._table.checkout_latest()
-            self._version = None
-        if self._table is not None:
+            handle.reset(table)
+        elif handle.table is not None:
+            handle.checkout_latest()
+        if handle.table is not None:
             self._guard()
-        return self._table
-
-    def _replaced(self) -> bool:
-        """Whether the table was rebuilt since this handle opened it (``recreate``, in any process).
-        A LanceDB handle never moves back to a lower version, so it would keep reading the old
-        table's deleted files; the rebuild leaves a new generation marker beside the table, and a
-        handle that sees another marker opens the table afresh. One stat per read."""
-        return self._table is not None and self._generation() != self._opened_as
-
-    def _generation_path(self) -> Path | None:
-        """The rebuild marker, ``.<table>.generation`` in the index directory (local paths only)."""
-        if "://" in self.uri and not self.uri.startswith("file://"):
-            return None
-        return Path(self.uri.removeprefix("file://")) / f".{self.table_name}.generation"
-
-    def _generation(self) -> tuple[int, int, int] | None:
-        path = self._generation_path()
-        return None if path is None else stat_signature(path)
+        return handle.table
 
     def opened(self) -> bool:
         """Whether this store has the table open (so it existed when opened)."""
-        return self._table is not None
+        return self.handle.table is not None
 
     def _pinned(self) -> bool:
         pin = self._pin
-        return pin is not None and pin[0] == threading.get_ident() and self._table is not None
+        return pin is not None and pin[0] == threading.get_ident() and self.handle.table is not None
 
     @contextmanager
     def snapshot(self) -> Iterator[Any | None]:
@@ -440,7 +390,7 @@ class MemoryStore:
         indexer's diff and apply of one file, under its lock) instead of re-opening the latest
         version at every step. Other threads are unaffected; nested snapshots share the outer one."""
         if self._pinned():
-            yield self._table
+            yield self.handle.table
             return
         table = self.table()
         if table is None:
@@ -452,24 +402,15 @@ class MemoryStore:
         finally:
             self._pin = None
 
-    def _reset(self, table: Any) -> None:
-        """A new handle (opened, created, migrated, rebuilt): nothing cached carries over."""
-        self._table = table
+    def _forget(self) -> None:
+        """A new handle (opened, created, migrated, rebuilt): nothing read through the old one
+        carries over (``TableHandle.reset`` calls this)."""
         self._reader = None
-        self._opened_as = self._generation() if table is not None else None
-        self._version = None
         self._guarded = None
         self._damage = None
         self._schema = None
         self._facts.clear()
-        self._journal.clear()
         self._existing.clear()
-
-    def _current_version(self) -> int:
-        """The handle's version (read once after each opening; commits here set it)."""
-        if self._version is None:
-            self._version = int(self._table.version)
-        return self._version
 
     @_reads
     def table_schema(self, table: Any | None = None) -> pa.Schema | None:
@@ -478,11 +419,11 @@ class MemoryStore:
         table = table if table is not None else self.table()
         if table is None:
             return None
-        if table is not self._table:
+        if table is not self.handle.table:
             return table.schema
-        version = self._current_version()
+        version = self.handle.current_version()
         cached = self._schema
-        if cached is None or (cached[0] != version and self._chain(cached[0], version) is None):
+        if cached is None or (cached[0] != version and self.handle.chain(cached[0], version) is None):
             cached = (version, table.schema)
         self._schema = (version, cached[1])
         return cached[1]
@@ -492,26 +433,16 @@ class MemoryStore:
         ``version`` is the latest), or None when anything else changed the table in between."""
         if self.table() is None:
             return None
-        return self._chain(version, self._current_version())
+        return self.handle.chain(version, self.handle.current_version())
 
     def still_at(self, version: int) -> bool:
         """Whether the handle is at ``version`` now (asked of the handle, not remembered): after a
         read that must be known to have read exactly that version."""
-        return self._table is not None and int(self._table.version) == version
+        return self.handle.still_at(version)
 
     def current_version(self) -> int | None:
         """The latest version (or the snapshot's), None without a table."""
-        return None if self.table() is None else self._current_version()
-
-    def _chain(self, start: int, end: int) -> list[Commit] | None:
-        if start == end:
-            return []
-        chain, at = [], start
-        for commit in tuple(self._journal):  # a copy: a commit on another thread may append
-            if commit.before == at:
-                chain.append(commit)
-                at = commit.after
-        return chain if at == end else None
+        return None if self.table() is None else self.handle.current_version()
 
     def is_legacy(self) -> bool:
         """True for an assistant-era table: no first-class columns until ``migrate()`` runs."""
@@ -562,7 +493,8 @@ class MemoryStore:
             facts.check_query_width(dim, f"{self.uri} ({self.table_name})")
 
     # -- reading ---------------------------------------------------------------------------------
-    def _source_where(self, source_type: str, source_file: str) -> str:
+    def source_where(self, source_type: str, source_file: str) -> str:
+        """The filter of one file's rows of this store's user."""
         return (
             f"user_id = {quote(self.user_id)} AND source_type = {quote(source_type)} "
             f"AND source_file = {quote(source_file)}"
@@ -582,14 +514,14 @@ class MemoryStore:
             return {}, {}
         self.require_current("the indexer's diff")
         source = (source_type, source_file)
-        version = self._current_version()
+        version = self.handle.current_version()
         rows = self._existing_forward(source, version)
         if rows is not None:
             self._existing[source] = (version, rows)
             return dict(rows), {}
         data = (
             table.search()
-            .where(self._source_where(source_type, source_file))
+            .where(self.source_where(source_type, source_file))
             .select(list(EXISTING_COLUMNS))
             .limit(None)
             .to_arrow()
@@ -606,7 +538,7 @@ class MemoryStore:
         commits (deleted ids dropped, the file's added rows appended); None when they were not
         read, anything else came between, or an added id is already there (read it afresh)."""
         cached = self._existing.get(source)
-        chain = None if cached is None else self._chain(cached[0], version)
+        chain = None if cached is None else self.handle.chain(cached[0], version)
         if cached is None or chain is None:
             return None
         rows = cached[1]
@@ -639,7 +571,7 @@ class MemoryStore:
         if table is None:
             return set()
         self.require_current("comparing a file's rows")
-        data = table.search().where(self._source_where(source_type, source_file)).select(["id"]).limit(None)
+        data = table.search().where(self.source_where(source_type, source_file)).select(["id"]).limit(None)
         return set(data.to_arrow().column("id").to_pylist())
 
     @_reads
@@ -778,10 +710,10 @@ class MemoryStore:
         table = self.table()
         if table is None:
             return None
-        version = self._current_version()
+        version = self.handle.current_version()
         cached = self._facts.get("read")
         if cached is not None and cached.table is table:
-            chain = self._chain(cached.version, version)  # [] at the same version
+            chain = self.handle.chain(cached.version, version)  # [] at the same version
             if chain is not None:
                 return self._facts_forward(cached, chain, version)
         indexed = [tuple(i.columns) for i in table.list_indices()]

@@ -74,7 +74,7 @@ def directory_key(store: MemoryStore) -> str | None:
     if table == NO_TABLE:
         return NO_TABLE
     versions = _inode_ctime(directory / VERSIONS_DIR).split(".")[0]
-    marker = store._generation_path()
+    marker = store.handle.generation_path()
     generation = NO_TABLE if marker is None else _inode_ctime(marker)
     return f"{table}|{versions}|{generation}"
 

@@ -5,9 +5,11 @@ Design §7 invariant 2 ("the indexer is the only writer") as a property of the c
 module of the package that builds a ``TableWriter`` (a test fails when any other module imports
 this one). Benchmarks and tests that need a table of synthetic rows build one explicitly.
 
-A writer works on its store's handle and caches: a commit it makes is journaled in the store
-(``Commit``), so the store's read caches taken at the version before are brought forward through
-it instead of read again (see ``store.py``). Every caller holds the indexer's table lock.
+A writer commits through its store's ``TableHandle`` (``table_handle.py``), the one object that
+owns the connection, the open handle's version, the journal and the rebuild generation: a commit
+it makes is journaled there (``Commit``), so the store's read caches taken at the version before
+are brought forward through it instead of read again. The writer changes nothing of the store
+but through that handle's methods. Every caller holds the indexer's table lock.
 
 After every commit the writer records the signatures of the table's files in the file ledger
 (``table_damage.record``), so a file changed later by anything else is found before it is read;
@@ -26,16 +28,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from memory_assets.core.durable import write_atomic
 from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index import table_damage, table_reads
 from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import (
     ANN_PARTITIONS,
     ANN_ROW_THRESHOLD,
-    JOURNAL_MAX_ROWS,
     BrokenTableError,
-    Commit,
     DamagedTableError,
     MemoryStore,
     StoreError,
@@ -52,6 +51,7 @@ class TableWriter:
 
     def __init__(self, store: MemoryStore):
         self.store = store
+        self.handle = store.handle
 
     def delete_ids(self, ids: Sequence[str], batch: int) -> int:
         """Delete rows by id, ``batch`` ids per commit; the number LanceDB counted as deleted."""
@@ -87,8 +87,8 @@ class TableWriter:
                 "then run `memory-assets reindex --rebuild`)"
             )
         aside = table_damage.set_aside(directory)
-        self.store._reset(None)
-        self._new_generation()
+        self.handle.reset(None)
+        self.handle.new_generation()
         return aside, damage.what
 
     def table_for_write(self, model: str, dim: int) -> Any:
@@ -115,7 +115,7 @@ class TableWriter:
         )
         if not table.list_indices():
             _create_scalar_indexes(table, replace=False)
-        self.store._reset(table)
+        self.handle.reset(table)
         self._record_files()
         return table
 
@@ -133,16 +133,9 @@ class TableWriter:
                     "file and would be lost. Export them to the daily logs first (legacy export), then retry."
                 )
             self.store.db.drop_table(self.store.table_name)
-        self.store._reset(None)
+        self.handle.reset(None)
         self._create(model, dim)
-        self._new_generation()
-
-    def _new_generation(self) -> None:
-        """Other handles on the old table open the new one afresh (``MemoryStore._replaced``)."""
-        marker = self.store._generation_path()
-        if marker is not None:
-            write_atomic(marker, uuid.uuid4().hex + "\n")
-            self.store._opened_as = self.store._generation()
+        self.handle.new_generation()
 
     def migrate(self) -> bool:
         """Give an assistant-era table (no first-class columns) our schema, deriving the new columns
@@ -150,7 +143,7 @@ class TableWriter:
         indexer calls this, under its exclusive table lock. Returns whether anything changed."""
         if not self.store.is_legacy():
             return False
-        old = self.store._table.to_arrow()
+        old = self.handle.table.to_arrow()
         width = old.schema.field("vector").type.list_size
         meta = (
             [json_object(m) for m in old.column("metadata").to_pylist()]
@@ -179,9 +172,9 @@ class TableWriter:
                 columns[name] = pa.array(values, type=target.field(name).type)
         columns["fact_date"] = columns["source_date"]
         migrated = pa.table(columns, schema=target)
-        self.store._reset(self.store.db.create_table(self.store.table_name, data=migrated, mode="overwrite"))
-        _create_scalar_indexes(self.store._table, replace=True)
-        self.store._reset(self.store._table)  # the index builds made versions of their own
+        self.handle.reset(self.store.db.create_table(self.store.table_name, data=migrated, mode="overwrite"))
+        _create_scalar_indexes(self.handle.table, replace=True)
+        self.handle.reset(self.handle.table)  # the index builds made versions of their own
         self._record_files()
         return True
 
@@ -231,43 +224,20 @@ class TableWriter:
         commits = 0
         ids = sorted(set(delete_ids))
         if ids:
-            before = self._before(table)
+            before = self.handle.version_before_commit(table)
             done = table.delete(id_in(ids))
-            self._journal_commit(before, done, frozenset(ids), None)
+            self.handle.record_commit(before, done, frozenset(ids), None)
             commits += 1
             failpoint("index.deleted")
         if add_rows:
             data = self._arrow(table, add_rows, add_vectors, created)
-            before = self._before(table)
+            before = self.handle.version_before_commit(table)
             done = table.add(data)
-            self._journal_commit(before, done, frozenset(), data)
+            self.handle.record_commit(before, done, frozenset(), data)
             commits += 1
         if commits:
             self._record_files()
         return commits
-
-    def _before(self, table: Any) -> int | None:
-        """The version a commit on ``table`` is about to be made on, as this store knows it."""
-        return self.store._current_version() if table is self.store._table and table is not None else None
-
-    def _journal_commit(
-        self, before: int | None, done: object, ids: frozenset[str], data: pa.Table | None
-    ) -> None:
-        """Remember a commit when it made exactly the next version after ``before`` (so nothing else
-        came between): caches taken at ``before`` can then be brought forward through it."""
-        after = getattr(done, "version", None)
-        if before is None or not isinstance(after, int):
-            self.store._version = None  # unknown: read the handle's version again when next needed
-            return
-        self.store._version = after  # the handle moves to the version it committed
-        rows = data.num_rows if data is not None else 0
-        if after != before + 1 or rows > JOURNAL_MAX_ROWS:
-            return
-        deleted = getattr(done, "num_deleted_rows", None) if data is None else 0
-        if not isinstance(deleted, int):
-            return
-        added = data if data is not None else pa.table({})
-        self.store._journal.append(Commit(before, after, ids, deleted, added))
 
     def replace_source(
         self, table: Any, source_type: str, source_file: str, rows: Sequence[IndexRow], vectors: np.ndarray
@@ -275,13 +245,13 @@ class TableWriter:
         """Full replace of one file's rows (the fallback when the diff query fails). Not journaled:
         caches taken before it are read again."""
         try:
-            table.delete(self.store._source_where(source_type, source_file))
+            table.delete(self.store.source_where(source_type, source_file))
             if rows:
                 table.add(self._arrow(table, rows, vectors, [None] * len(rows)))
                 return 2
             return 1
         finally:
-            self.store._version = None
+            self.handle.version_unknown()
             self._record_files()
 
     def optimize(
@@ -326,7 +296,7 @@ class TableWriter:
                 table.optimize(cleanup_older_than=KEEP_EVERY_VERSION)
             self._prune(table, retention, grace)
         finally:
-            self.store._version = None  # the index builds and the compaction made versions
+            self.handle.version_unknown()  # the index builds and the compaction made versions
             self._record_files()
         return {"ann_built": built}
 
@@ -357,7 +327,7 @@ class TableWriter:
                     table, timedelta(0), timedelta(0) if clear else grace, keep_latest_only=keep_latest_only
                 )
         finally:
-            self.store._version = None
+            self.handle.version_unknown()
             self._record_files()
         return Pruned(True, removed=removed, held=not clear and not keep_latest_only)
 
@@ -413,7 +383,7 @@ class TableWriter:
                         replace=True,
                     )
         finally:
-            self.store._version = None
+            self.handle.version_unknown()
             self._record_files()
         return self.prune_versions(timedelta(0), keep_latest_only=True).done
 

@@ -147,7 +147,7 @@ def test_a_replaced_table_directory_changes_the_key(tmp_path: Path, embedder: Em
     here = table_damage.table_dir(settings.index_uri, settings.table_name)
     there = table_damage.table_dir(other.index_uri, other.table_name)
     assert here is not None and there is not None
-    marker = fresh_store(settings)._generation_path()
+    marker = fresh_store(settings).handle.generation_path()
     marker_before = marker.read_bytes() if marker is not None and marker.exists() else None
 
     shutil.rmtree(here)
@@ -189,7 +189,7 @@ def test_the_key_follows_the_versions_directory_and_the_rebuild_marker(
         shutil.rmtree(directory / "_versions")
         (directory / "_versions.copy").rename(directory / "_versions")
     else:  # what every rebuild writes
-        marker = store._generation_path()
+        marker = store.handle.generation_path()
         assert marker is not None
         marker.write_text("another generation\n")
     assert directory_key(fresh_store(settings)) != before
