@@ -7,8 +7,8 @@ Floors, lowest first (README "Map of the code"):
 1. ``core/models/``, ``core/capture/``, ``core/knowledge/`` (peers: none imports another)
 2. ``core/index/`` (the table, its writer, its freshness)
 3. ``core/search/`` (retrieval, ranking, context, listing: reads of the index)
-4. ``core/audit/``
-5. ``core/home.py`` (the composition root)
+4. ``core/home.py`` (the composition root: it builds the parts below for everything above)
+5. ``core/audit/``
 6. the runners: ``core/write_path/``, ``core/dream/``, ``core/reconcile.py``, ``core/legacy/``,
    ``core/erase/``
    (peers: no runner imports another)
@@ -35,8 +35,8 @@ FLOORS: dict[str, int] = {
     "core.knowledge": 1,
     "core.index": 2,
     "core.search": 3,
-    "core.audit": 4,
-    "core.home": 5,
+    "core.home": 4,
+    "core.audit": 5,
     "core.write_path": 6,
     "core.dream": 6,
     "core.reconcile": 6,
@@ -360,7 +360,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "server.idempotency": {"core.durable"},
     "server.lane": {
         "core.backoff",
-        "core.index.indexer",
         "core.index.maintenance",
         "core.sources",
         "core.write_path.extraction",

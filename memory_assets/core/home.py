@@ -16,7 +16,8 @@ is the embedder loaded now, or None (with a warning) when the model cannot load,
 write must never wait on, or fail for, the model (design §7 invariant 5).
 
 Floor 4: it imports the ground, the models and the index tier, and nothing that imports it back;
-the runners take a ``Home`` (or its parts) and so do the faces.
+the audit, the runners and the faces build their parts through it. Outside ``core/index/`` (which
+wires its own store and writer) nothing else builds a ``MemoryStore`` or an ``Indexer``.
 """
 
 import logging
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
-from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
+from memory_assets.core.models.embedder import Embedder, HttpEmbedder, TextEmbedder, make_embedder
 from memory_assets.core.models.language_model import ChatClient, make_chat_client
 from memory_assets.core.settings import Settings
 
@@ -35,11 +36,20 @@ log = logging.getLogger("memory_assets")
 class Home:
     """A memory home: its settings and its parts (see the module docstring)."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | HttpEmbedder | None = None):
-        """``embedder``: one already built elsewhere (a Dagster resource's); default: the settings'."""
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | HttpEmbedder | None = None,
+        store: MemoryStore | None = None,
+    ):
+        """``embedder``: one already built elsewhere (a Dagster resource's); default: the settings'.
+        ``store``: one already open (a caller's, whose read caches the parts then share); default:
+        the settings' index."""
         self.settings = settings
         if embedder is not None:
             self.embedder = embedder  # fills the cached property
+        if store is not None:
+            self.store = store  # fills the cached property
 
     @classmethod
     def load(cls, home: str | Path | None = None, profile: str | None = None, **overrides: str) -> "Home":
@@ -68,8 +78,15 @@ class Home:
 
     def indexer_without_embedder(self) -> Indexer:
         """An indexer that plans and reads but has no embedder, so it never loads the model (a
-        sensor's tick, a migrate, an optimize)."""
+        sensor's tick, a migrate, an optimize, a check)."""
         return Indexer(self.settings, self.store)
+
+    def indexer_with(self, embedder: TextEmbedder | None, lock_timeout: float | None = None) -> Indexer:
+        """An indexer over this home's store and ``embedder`` (None: it embeds nothing), whose
+        per-file writes wait at most ``lock_timeout`` seconds for their locks (None: as long as it
+        takes). The write path passes the embedder it loaded (or None) and a short wait, so a held
+        lock delays its reindex, never the turn."""
+        return Indexer(self.settings, self.store, embedder, lock_timeout=lock_timeout)
 
     @cached_property
     def language_model(self) -> ChatClient | None:

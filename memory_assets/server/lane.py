@@ -56,7 +56,6 @@ from typing import Any, TypeVar
 
 from memory_assets.core.backoff import LANE_REINDEX_RETRY
 from memory_assets.core.home import Home
-from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.maintenance import MaintenanceClock, disk_bytes, prune_again_after
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.sources import IndexKey
@@ -299,9 +298,7 @@ class WriteLane:
         messages embedded in one model call). On the lane's worker thread, between its writes."""
         keys, self._unindexed, self._indexing_queued = sorted(self._unindexed), set(), False
         home = self.home
-        indexer = Indexer(
-            home.settings, home.store, home.write_path_embedder(), lock_timeout=REINDEX_LOCK_WAIT_S
-        )
+        indexer = home.indexer_with(home.write_path_embedder(), lock_timeout=REINDEX_LOCK_WAIT_S)
         try:
             indexer.reindex_keys(keys)
         except Exception as exc:
@@ -343,7 +340,7 @@ class WriteLane:
         home = self.home
         for wait in LANE_REINDEX_RETRY.retries():
             await asyncio.sleep(wait)
-            indexer = Indexer(home.settings, home.store, home.embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
+            indexer = home.indexer_with(home.embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
             try:
                 await self.job(lambda indexer=indexer: indexer.reindex_key(key))
                 return

@@ -1,4 +1,4 @@
-"""Audits (floor 4): measurements and invariant checks over a home, shared by the CLI and Dagster.
+"""Audits (floor 5): measurements and invariant checks over a home, shared by the CLI and Dagster.
 
 ``checks.py`` holds the invariant checks (design §7), each returning a ``CheckOutcome`` whose
 problem lines name the file or day and the fix, ``facts_accounted.py`` the one that proves no

@@ -49,8 +49,8 @@ from memory_assets.core.capture.ledger import (
     verify,
 )
 from memory_assets.core.capture.transcripts import list_transcripts, read_turns
+from memory_assets.core.home import Home
 from memory_assets.core.index.best_facts import CANDIDATES_STATE, kept_candidate_texts
-from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.rows import FilePlan
 from memory_assets.core.index.store import (
     MAX_FRAGMENTS,
@@ -217,7 +217,7 @@ def rows_match_logs(settings: Settings, store: MemoryStore) -> CheckOutcome:
     ):
         if source_type == ARCHIVE and source_file:
             stored[source_file].add(row_id)
-    indexer = Indexer(settings, store)
+    indexer = Home(settings, store=store).indexer_without_embedder()
     plans = [
         p
         for p in indexer.plan_everything(extra_keys={str(IndexKey.for_log(f)) for f in stored})
@@ -324,7 +324,7 @@ def rows_match_transcripts(
     except LegacyTableError as exc:
         return _needs_migration(name, exc)
     stored = _stored_transcript_rows(store)
-    indexer = Indexer(settings, store)
+    indexer = Home(settings, store=store).indexer_without_embedder()
     if files is None:
         rels = sorted({rel for rel, _ in list_transcripts(settings.transcripts_dir)} | set(stored))
     else:

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from memory_assets.core.durable import file_lock
+from memory_assets.core.home import Home
 from memory_assets.core.index.index_state import IndexState
-from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.legacy.find import (
     SAMPLE_SIZE,
@@ -191,7 +191,7 @@ def apply(
     (the CLI and the Dagster job pass one). Each confirmed apply is journalled in
     ``.state/legacy.jsonl``, which the asset check reads."""
     store = _store(settings, table_uri)
-    indexer = Indexer(settings, store=store)
+    indexer = Home(settings, store=store).indexer_without_embedder()
     now = now or datetime.now(UTC)
     if not confirm:
         found = find_legacy(settings, table_uri)
@@ -218,7 +218,7 @@ def apply(
         return out
     if embedder is not None and table_uri is None:
         _refuse_unrecorded(settings, find_legacy(settings, table_uri), table_uri)  # before any write
-        Indexer(settings, store=store, embedder=embedder).sweep()
+        Home(settings, store=store).indexer_with(embedder).sweep()
     with indexer.table_lock():
         found = find_legacy(settings, table_uri)
         _refuse_unrecorded(settings, found, table_uri)
@@ -317,7 +317,7 @@ def restore(settings: Settings, backup: str, table_uri: str | None = None) -> Re
     is gone, from the directory copy (the current table directory is set aside, never deleted).
     For the project's index the index state is reset, so the next reindex diffs every file."""
     store = _store(settings, table_uri, must_exist=False)
-    indexer = Indexer(settings, store=store)
+    indexer = Home(settings, store=store).indexer_without_embedder()
     name = Path(backup).name.split(".lance.")[-1] if ".lance." in Path(backup).name else backup
     with indexer.table_lock():
         tags = _tags(store) if store.exists() else {}
@@ -396,7 +396,7 @@ def forget_backup(
     """Delete a backup's tag (so optimize's version cleanup can run again) and, with
     ``remove_copy``, its directory copy. The table itself is not changed."""
     store = _store(settings, table_uri, must_exist=False)
-    indexer = Indexer(settings, store=store)
+    indexer = Home(settings, store=store).indexer_without_embedder()
     out: dict[str, Any] = {"backup": backup, "tag_deleted": False, "copy_removed": None}
     with indexer.table_lock():
         if store.exists() and backup in _tags(store):

@@ -88,7 +88,7 @@ from memory_assets.core.durable import (
     write_atomic,
 )
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.home import Home
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.index.table_reads import lock_names
 from memory_assets.core.ops.dedup_across_users import across_users_path
@@ -337,7 +337,7 @@ def plan(target: Target) -> Plan:
 def _held(settings: Settings, holder: str, wait: float) -> Iterator[set[str]]:
     """The user's exclusion and the home's locks, each waited for at most ``wait`` seconds; yields
     the names held (their lock files are this deletion's to remove)."""
-    indexer = Indexer(settings, MemoryStore.of(settings))
+    indexer = Home(settings).indexer_without_embedder()
     names = {exclusion_name(settings), *(f"{n}:{settings.home}" for n in HOME_LOCKS), indexer.table_lock_name}
     with contextlib.ExitStack() as stack:
         stack.enter_context(exclusive(settings, holder, timeout=wait))

@@ -35,7 +35,7 @@ from memory_assets.core.capture.daily_log import LogBlock, log_date
 from memory_assets.core.capture.transcripts import TranscriptRead, TranscriptTurn, list_sessions, read_turns
 from memory_assets.core.durable import append_durable, file_lock, named_lock, write_atomic
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.home import Home
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.folds import ensure_ledger_before_append
 from memory_assets.core.models.embedder import TextEmbedder
@@ -263,7 +263,7 @@ def ingest_transcripts(
     """Put every new user turn through the write path, exactly once; see the module docstring."""
     start = time.perf_counter()
     result = IngestResult()
-    store = store or MemoryStore.of(settings)
+    store = store or Home(settings).store
     state_path = settings.write_path_state_path
     with named_lock(f"write-path-ingest:{settings.home}"):
         state = _load(state_path)
@@ -274,9 +274,8 @@ def ingest_transcripts(
             # The interrupted turn's day is reindexed before the next turn recalls known facts,
             # so the run continues exactly as an uninterrupted one would.
             try:
-                Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S).reindex_key(
-                    str(IndexKey.for_log(pending_day))
-                )
+                indexer = Home(settings, store=store).indexer_with(embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
+                indexer.reindex_key(str(IndexKey.for_log(pending_day)))
             except Exception as exc:
                 result.warnings.append(f"reindexing archive/{pending_day} after recovery failed: {exc}")
         days: set[str] = set()

@@ -21,6 +21,7 @@ and any failure reported as text, so MEMORY.md never fails a turn whose facts ar
 
 from pathlib import Path
 
+from memory_assets.core.home import Home
 from memory_assets.core.index.best_facts import CANDIDATES_STATE, read_user_facts
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.memory_md import (
@@ -93,7 +94,7 @@ def refresh_memory_md(settings: Settings, store: MemoryStore | None) -> str:
     """The per-turn MEMORY.md writer, as the write path calls it: what it did, in words (never
     raises into the write)."""
     try:
-        outcome = refresh_from_index(settings, store or MemoryStore.of(settings))
+        outcome = refresh_from_index(settings, store or Home(settings).store)
     except Exception as exc:
         return f"not refreshed: {type(exc).__name__}: {exc}"[:300]
     return str(getattr(outcome, "reason", outcome))

@@ -42,7 +42,7 @@ from typing import Any
 from memory_assets.core.capture.daily_log import REVISION_TAG, LogBlock, LogFact, append_block, format_block
 from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.durable import is_disk_full, recorded_appends, withdraw
-from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.home import Home
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.knowledge.confirmations import Confirmation, append_confirmations
 from memory_assets.core.knowledge.folds import ensure_ledger_before_append
@@ -215,7 +215,7 @@ def plan_turn(
     turn = prepared(turn)
     at = turn.at
     assert at is not None
-    store = store or MemoryStore.of(settings)
+    store = store or Home(settings).store
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     known, recall = (
@@ -328,7 +328,7 @@ def reindex_keys(
     key embedded, and the error if there was one (the files hold the turn; the sensor reindexes
     them later)."""
     try:
-        indexer = Indexer(settings, store, embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
+        indexer = Home(settings, store=store).indexer_with(embedder, lock_timeout=REINDEX_LOCK_WAIT_S)
         return {r.key: r.embedded for r in indexer.reindex_keys(keys)}, None
     except Exception as exc:
         if is_disk_full(exc):
@@ -413,7 +413,7 @@ def process_turns(
     The turns of one call are classified against the index as it stood before the call: a second
     restatement of a fact another turn of the same call wrote is written as new (never lost; the
     write path may recognise a repeat, never must, design §7 invariant 5b)."""
-    store = store or MemoryStore.of(settings)
+    store = store or Home(settings).store
     out: list[TurnResult | Exception | None] = []
     written: list[tuple[int, TurnPlan, Path | None, float]] = []
     commits = list(on_written) if on_written is not None else [None] * len(turns)
