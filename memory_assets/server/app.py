@@ -35,6 +35,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from memory_assets.server import errors
+from memory_assets.server.access_log import AccessLog
 from memory_assets.server.auth import PRINCIPAL_KEY, Principal, TokenFile, principal_of
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
@@ -205,5 +206,6 @@ def build_app(config: ServerConfig) -> FastAPI:
         retry_after_s=config.retry_after_s,
     )
     if tokens is None:
-        app.add_middleware(LoopbackGuard)  # outermost
+        app.add_middleware(LoopbackGuard)
+    app.add_middleware(AccessLog)  # outermost: every request, answered or refused
     return app

@@ -26,6 +26,15 @@ log = logging.getLogger("memory_assets.server")
 def serve(config: ServerConfig) -> None:
     config.check_bind()
     log.setLevel(logging.INFO)  # the model's load, the catch-up's errors (never a body or a token)
+    # One line a request from server/access_log.py (method, route template, status, time), to
+    # stderr in place of uvicorn's, which writes the path and query as sent.
+    access = logging.getLogger("memory_assets.server.access")
+    access.setLevel(logging.INFO)
+    if not access.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        access.addHandler(handler)
+        access.propagate = False
     from memory_assets.server.app import build_app
 
     app = build_app(config)
@@ -41,6 +50,7 @@ def serve(config: ServerConfig) -> None:
         host=config.host,
         port=config.port,
         log_level="info",
+        access_log=False,
         workers=1,
         lifespan="on",
         http=http_protocol(),  # a request uvicorn cannot parse is answered in JSON too
