@@ -426,12 +426,17 @@ class WriteLane:
             return False
 
     def _optimize(self) -> None:
-        """Compact the table, fold new rows into its indexes, prune old versions (the core's
-        optimize, under its exclusive table lock)."""
+        """Fold new rows into the table's indexes, prune, compact (the core's optimize, under its
+        exclusive table lock; the prune between as ``_prune`` does, when no upkeep holds the home)."""
         try:
             # The home's retention (a day): the versions it replaced are pruned by ``_prune``, next,
             # once no read is on them.
-            after = self.home.indexer_without_embedder().optimize().after
+            indexer = self.home.indexer_without_embedder()
+            try:
+                with exclusive(self.home.settings, "the memory service (optimizing)", timeout=0):
+                    after = indexer.optimize(prune_between=True).after
+            except UserHeld:
+                after = indexer.optimize().after
             self.clock.optimized_version, self.optimized = after.version, self.optimized + 1
         except Exception as exc:
             log.warning(f"{self.home.settings.home.name}: optimize failed ({type(exc).__name__}: {exc})")

@@ -653,13 +653,17 @@ class Indexer:
         with self.table_lock():
             return self._writer.delete_ids(wanted, DELETE_BATCH)
 
-    def optimize(self) -> "OptimizeResult":
-        """Compact, fold new rows into the indexes, prune old versions: under the exclusive table
-        lock, with the table's figures before and after (what the CLI prints and the asset records)."""
+    def optimize(self, *, prune_between: bool = False) -> "OptimizeResult":
+        """Fold new rows into the indexes, compact, prune old versions: under the exclusive table
+        lock, with the table's figures before and after (what the CLI prints and the asset records).
+        ``prune_between``: the memory service's lane, which keeps no day of versions, also prunes
+        between the fold and the compaction (``TableWriter.optimize``)."""
         with self.table_lock():
             before = self.store.stats()
             outcome = self._writer.optimize(
-                retention=timedelta(days=self.settings.version_retention_days), grace=self.version_grace
+                retention=timedelta(days=self.settings.version_retention_days),
+                grace=self.version_grace,
+                prune_between=prune_between,
             )
             return OptimizeResult(before, self.store.stats(), bool(outcome["ann_built"]))
 

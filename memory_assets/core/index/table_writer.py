@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from memory_assets.core.failpoints import failpoint
-from memory_assets.core.index import table_damage, table_reads
+from memory_assets.core.index import compaction, table_damage, table_reads
 from memory_assets.core.index.rows import IndexRow
 from memory_assets.core.index.store import (
     ANN_PARTITIONS,
@@ -259,10 +259,14 @@ class TableWriter:
         retention: timedelta = timedelta(days=1),
         ann_threshold: int = ANN_ROW_THRESHOLD,
         grace: timedelta = timedelta(0),
+        prune_between: bool = False,
     ) -> dict[str, object]:
-        """Compact fragments, fold new rows into the indexes, build the ANN index once the table is
-        large, then prune the versions older than ``retention`` and replaced more than ``grace``
-        ago (``_prune``: the version this optimize replaced stays for the readers still on it).
+        """Fold new rows into the indexes, compact fragments (at most half the table's rows
+        rewritten: ``compaction.compact``), build the ANN index once the table is large, then prune
+        the versions older than ``retention`` and replaced more than ``grace`` ago (``_prune``: the
+        version this optimize replaced stays for the readers still on it). ``prune_between``: also
+        between the fold and the compaction, every version but the latest once no read is in
+        flight (``prune_versions``), so the disk never holds three sets of the indexes at once.
         Failures raise: an index that is never compacted grows without bound."""
         table = self.store.table()
         if table is None:
@@ -290,10 +294,10 @@ class TableWriter:
             built = True
         try:
             with self.store.reading():  # a damaged file is named with the fix, not a raw Lance error
-                # Compaction and index folding, nothing pruned: LanceDB prunes after compacting,
-                # from a cutoff it takes from its clock then, which a long compaction would move
-                # past the versions to keep. The prune follows, with its cutoff taken just before.
-                table.optimize(cleanup_older_than=KEEP_EVERY_VERSION)
+                # Index folding and compaction, nothing pruned: the prune follows, with its cutoff
+                # taken then (a cutoff taken before a long compaction would fall past the versions
+                # to keep).
+                compaction.compact(table, (lambda: self.prune_versions(grace)) if prune_between else None)
             self._prune(table, retention, grace)
         finally:
             self.handle.version_unknown()  # the index builds and the compaction made versions
@@ -305,8 +309,7 @@ class TableWriter:
         table is in flight (``table_reads.pruning``: the reads in flight are waited for, new ones
         wait meanwhile). When reads are still in flight after the wait, only the versions replaced
         more than ``grace`` ago go (``cleanup_age``), and ``Pruned.held`` says so: the caller prunes
-        again later. LanceDB has no prune of its own, so this is its optimize (after an optimize,
-        nothing is left to compact or fold in: it only prunes).
+        again later (Lance's cleanup of old versions, nothing compacted).
 
         ``keep_latest_only``: an erase. Every version but the latest goes whatever (a read it did
         not wait for reads again at the latest, ``MemoryStore.read``), and so do the files no
@@ -348,13 +351,16 @@ class TableWriter:
             v for v in sorted(versions, key=_number)[:-1] if (_stamp(v) or now) < now - (age or timedelta(0))
         ]
         if age is None or not (older or keep_latest_only):
-            return 0  # nothing would go: no call (each is an optimize of its own); an erase always
+            return 0  # nothing would go: no call; an erase always
             # calls, for the files no version records
-        with self.store.reading(), warnings.catch_warnings():
-            # "removes every version except the latest": asked for, with the reads waited for
-            # (``prune_versions``), or an erase's
-            warnings.simplefilter("ignore", UserWarning)
-            table.optimize(cleanup_older_than=age, delete_unverified=keep_latest_only)
+        with self.store.reading():
+            # Lance's cleanup alone (LanceDB's optimize would compact every fragment first). A
+            # tagged version stays (``prune_versions`` refuses a tagged table beforehand).
+            table.checkout_latest()
+            table.to_lance().cleanup_old_versions(
+                age, delete_unverified=keep_latest_only, error_if_tagged_old_versions=False
+            )
+        table.checkout_latest()
         left = {_number(v) for v in table.list_versions()}
         return sum(_number(v) not in left for v in versions)
 
