@@ -8,9 +8,9 @@ own compaction is called with the fragments to leave alone named (``excluded_fra
 
 The rule (``fragments_to_merge``): the tail of fragments written since the last compaction is
 merged when it holds at most half the table's rows, and, when too many fragments would be left,
-a run of the small ones before it too, the whole within the half. The fragments before the tail
-each hold at least as many rows as all after them, so a table compacted this way keeps about
-log2(rows) fragments, and its first (a home's history) is not rewritten by a day's turns. Every
+a run of the small ones before it too, the whole within the half. A home whose day adds a small
+part of it keeps a few fragments, each holding about as many rows as all after it or more, and
+its first (the home's history) is not rewritten by a day's turns. Every
 index is folded (the rows no index covers yet added) before the compaction, and remapped by it.
 A fragment with more than a tenth of its rows deleted is rewritten too, alone: this is the one
 rewrite that may exceed the half (an erase compacts the whole table anyway: ``TableWriter.purge``).
