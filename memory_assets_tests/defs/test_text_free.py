@@ -268,6 +268,15 @@ def test_no_planted_text_reaches_dagster_and_forget_then_erase_reach_the_rest(
     backups: set[str] = set()
     from memory_assets.definitions import defs
 
+    # An apply before the export is refused, naming the rows it would lose: by their tags.
+    refused = defs.resolve_job_def("legacy_apply").execute_in_process(
+        instance=instance,
+        resources={"memory": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource()},
+        run_config={"ops": {"legacy_rows_deleted": {"config": {"confirm": True}}}},
+        raise_on_error=False,
+    )
+    assert not refused.success
+
     ran = _run_every_job(settings, instance, token, backups)
     assert ran == {j.name for j in defs.get_repository_def().get_all_jobs() if not j.name.startswith("__")}
     assert backups, "the legacy apply backed the table up"

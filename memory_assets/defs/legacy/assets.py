@@ -94,7 +94,8 @@ def legacy_rows_exported(
     try:
         result = export(settings, config.table)
     except LegacyError as exc:
-        raise dg.Failure(free.line(str(exc))) from exc
+        # from None: Dagster would keep the cause's own message, which quotes rows (text_free.py)
+        raise dg.Failure(free.line(str(exc))) from None
     free.log(context.log, "warning", result.warnings)
     register_days(context.instance, result.days, memory.user)
     for day in result.days:
@@ -151,7 +152,8 @@ def legacy_rows_deleted(
     try:
         result = apply(settings, config.table, confirm=config.confirm, embedder=sweep_first)
     except LegacyError as exc:
-        raise dg.Failure(free.line(str(exc))) from exc
+        # from None: Dagster would keep the cause's own message, which quotes rows (text_free.py)
+        raise dg.Failure(free.line(str(exc))) from None
     free.log(context.log, "info", result.notes)
     metadata: dict[str, object] = {
         "confirmed": result.confirmed,
