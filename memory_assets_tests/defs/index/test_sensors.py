@@ -311,7 +311,9 @@ def test_maintenance_sensor_requests_optimize_past_its_soft_bounds(
         resources={"memory": MemoryHomeResource(home=str(settings.home))},
     )
     meta = result.asset_materializations_for_node("archival_memories")[0].metadata
-    assert meta["fragments"].value == 1 < meta["fragments_before"].value
+    # The optimize merges at most half the table's rows (core/index/compaction.py): 18 one-row
+    # fragments become 10, under the bound the sensor asked it for.
+    assert meta["fragments"].value < FRAGMENTS_SOFT < meta["fragments_before"].value
     within = tick(index_maintenance_sensor, settings, None, instance)
     assert not within.run_requests and "within bounds" in within.skip_reason.skip_message
 
