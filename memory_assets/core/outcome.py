@@ -1,6 +1,7 @@
-"""The result of a check: one type shared by the audit tier's invariant checks
-(``core/audit/checks.py``) and the legacy runner's asset check (``core/legacy/find.py``), so both
-depend on the ground rather than one on the other.
+"""Results as plain data. The result of a check is one type shared by the audit tier's invariant
+checks (``core/audit/checks.py``) and the legacy runner's asset check (``core/legacy/find.py``), so
+both depend on the ground rather than one on the other; ``fields_of`` is how any result lists its
+plain fields in its ``to_dict`` or ``summary``.
 
 A ``CheckOutcome`` says whether the check passed, how severe a failure is (``error`` blocks: the CLI
 exits 1; ``warn`` is reported and does not), a one-line summary, problem lines that each name the
@@ -13,6 +14,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Severity = Literal["error", "warn"]
+
+
+def fields_of(result: object, *names: str) -> dict[str, Any]:
+    """The attributes ``names`` of ``result``, by name and in that order, as they are (no copy): the
+    plain part of a result's ``to_dict``; the caller adds the fields that need converting."""
+    return {name: getattr(result, name) for name in names}
 
 
 @dataclass

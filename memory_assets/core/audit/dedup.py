@@ -28,6 +28,7 @@ from rapidfuzz import fuzz, process
 from scipy.sparse.csgraph import connected_components
 
 from memory_assets.core.capture.daily_log import LogFact, list_logs, read_daily_log
+from memory_assets.core.outcome import fields_of
 from memory_assets.core.text import fold, normalise
 
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.995, 0.95, 0.92)
@@ -419,11 +420,7 @@ class BacklogResult:
     def summary(self) -> dict[str, Any]:
         """The JSON-serialisable figures (everything but ``lines``)."""
         return {
-            "fact_lines": self.fact_lines,
-            "logs": self.logs,
-            "exact_repeats": self.exact_repeats,
-            "near_duplicates": self.near_duplicates,
-            "clusters": self.clusters,
+            **fields_of(self, "fact_lines", "logs", "exact_repeats", "near_duplicates", "clusters"),
             "largest_cluster": dict(self.largest_cluster),
             "paraphrase_pairs": [dict(p) for p in self.paraphrase_pairs],
             "near_threshold": self.near_threshold,

@@ -60,6 +60,7 @@ from memory_assets.core.knowledge.claims import identifiers, similarity
 from memory_assets.core.knowledge.frontmatter_yaml import load_yaml
 from memory_assets.core.knowledge.personal_pages import is_personal
 from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.outcome import fields_of
 
 if TYPE_CHECKING:
     from memory_assets.core.settings import Settings
@@ -105,13 +106,7 @@ class Finding:
     line: int | None = None  # 1-based, where it applies
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "page": self.page,
-            "line": self.line,
-            "detail": self.detail,
-            "action": self.action,
-        }
+        return fields_of(self, "kind", "page", "line", "detail", "action")
 
 
 @dataclass

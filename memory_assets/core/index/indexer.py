@@ -63,6 +63,7 @@ from memory_assets.core.knowledge.folds import Folds, load_folds
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.outcome import fields_of
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import CORE_FILES, INDEXED_SOURCE_TYPES, TRANSCRIPT, IndexKey
 
@@ -148,16 +149,8 @@ class SweepResult:
 
     def summary(self) -> dict[str, object]:
         return {
-            "files_checked": self.files_checked,
-            "files_updated": self.files_updated,
-            "embedded": self.embedded,
-            "deleted": self.deleted,
-            "rows": self.rows,
-            "skipped_lines": self.skipped_lines,
-            "repaired": self.repaired,
-            "migrated": self.migrated,
-            "optimized": self.optimized,
-            "warnings": self.warnings,
+            **fields_of(self, "files_checked", "files_updated", "embedded", "deleted", "rows"),
+            **fields_of(self, "skipped_lines", "repaired", "migrated", "optimized", "warnings"),
             "seconds": round(self.seconds, 3),
         }
 

@@ -40,6 +40,7 @@ from memory_assets.core.legacy.find import (
     check_recorded,
     find_legacy,
 )
+from memory_assets.core.outcome import fields_of
 from memory_assets.core.settings import Settings
 from memory_assets.core.text import fold
 
@@ -66,20 +67,12 @@ class ExportResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "found": self.found,
-            "blocks": self.blocks,
-            "already_recorded": self.already_recorded,
-            "empty": self.empty,
-            "duplicates": self.duplicates,
-            "exported": self.exported,
+            **fields_of(self, "found", "blocks", "already_recorded", "empty", "duplicates", "exported"),
             "destinations": dict(sorted(self.destinations.items())),
-            "days": self.days,
-            "dated_today": self.dated_today,
+            **fields_of(self, "days", "dated_today"),
             "undated": len(self.undated),
             "undated_sample": [r.sample() for r in self.undated[:SAMPLE_SIZE]],
-            "watermark": self.watermark,
-            "today": self.today,
-            "warnings": self.warnings,
+            **fields_of(self, "watermark", "today", "warnings"),
         }
 
 
