@@ -1,7 +1,10 @@
-"""Reading markdown files without ever losing them: bad bytes are replaced and reported, never fatal."""
+"""Reading text files without ever losing them: bad bytes are replaced and reported, never fatal;
+a JSON-lines file gives the records that parse."""
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -35,3 +38,19 @@ def read_text(path: Path, label: str | None = None) -> FileText:
                 "UTF-8 to index the original characters."
             ],
         )
+
+
+def read_json_objects(path: Path) -> list[dict[str, Any]]:
+    """The lines of the JSON-lines file ``path`` that are JSON objects, in order; any other line (a
+    torn append, a hand edit) is skipped, and a missing file has none."""
+    if not path.exists():
+        return []
+    out: list[dict[str, Any]] = []
+    for line in read_text(path).text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out

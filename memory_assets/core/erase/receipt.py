@@ -17,6 +17,7 @@ from memory_assets.core.durable import append_durable
 from memory_assets.core.erase.journal import Journal
 from memory_assets.core.erase.rewrite import now_iso
 from memory_assets.core.knowledge.keyed_hash import keyed_hash
+from memory_assets.core.textfile import read_json_objects
 
 RECEIPTS_NAME = "erasures.jsonl"
 
@@ -91,15 +92,4 @@ def append_receipt(state_dir: Path, receipt: Receipt) -> None:
 
 
 def read_receipts(state_dir: Path) -> list[dict[str, Any]]:
-    path = state_dir / RECEIPTS_NAME
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            out.append(value)
-    return out
+    return read_json_objects(state_dir / RECEIPTS_NAME)

@@ -48,7 +48,7 @@ from typing import Any
 from memory_assets.core.durable import append_durable, file_lock, write_atomic
 from memory_assets.core.knowledge.watermark import WatermarkError, read_skipped_days, read_watermark
 from memory_assets.core.settings import Settings
-from memory_assets.core.textfile import read_text
+from memory_assets.core.textfile import read_json_objects, read_text
 
 LEDGER_VERSION = 1
 PENDING, LEFT, FOLDED = "pending", "left", "folded"
@@ -219,17 +219,7 @@ def read_folds(
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The ledger's records that parse, in order (what a crashed run's recovery looks up)."""
-    if not path.exists():
-        return []
-    out: list[dict[str, Any]] = []
-    for line in read_text(path).text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            out.append(record)
-    return out
+    return read_json_objects(path)
 
 
 def implicit_folds(log_md: Path | None, archive_dir: Path | None, skipped: Iterable[date] = ()) -> Folds:
