@@ -13,10 +13,12 @@ page or log never stops a sweep and never takes its facts out of the index.
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from memory_assets.core.capture.daily_log import ParsedLog, read_daily_log
 from memory_assets.core.capture.transcripts import read_turns
@@ -122,14 +124,26 @@ class FilePlan:
         return sha256_text(json.dumps([[r.id, *r.scalars()] for r in self.rows], ensure_ascii=False))
 
 
-def _unreadable(plan: FilePlan, label: str, exc: OSError) -> FilePlan:
-    plan.unreadable = True
-    plan.warnings = [
-        f"{label}: cannot be read ({exc.strerror or exc}); its index rows are left as they were until "
-        "it can be. Fix: make the file readable by the user running memory-assets (e.g. chmod u+r), "
-        "then run `memory-assets reindex`."
-    ]
-    return plan
+_Read = TypeVar("_Read")
+
+
+def _read(plan: FilePlan, path: Path, label: str, read: Callable[[Path, str], _Read]) -> _Read | None:
+    """``read(path, label)``; None, with ``plan`` saying why, when the file is missing (``exists``
+    False) or cannot be read (``unreadable``, a warning naming ``label`` and the fix): the plan is
+    then complete as it is."""
+    if not path.is_file():
+        plan.exists = False
+        return None
+    try:
+        return read(path, label)
+    except OSError as exc:
+        plan.unreadable = True
+        plan.warnings = [
+            f"{label}: cannot be read ({exc.strerror or exc}); its index rows are left as they were "
+            "until it can be. Fix: make the file readable by the user running memory-assets (e.g. "
+            "chmod u+r), then run `memory-assets reindex`."
+        ]
+        return None
 
 
 def _occurrence_ids(source_type: str, source_file: str, texts: list[str]) -> list[str]:
@@ -167,13 +181,9 @@ def plan_archive(
     filename = f"{day.isoformat()}.md"
     plan = FilePlan("archive", filename, ARCHIVE)
     if parsed is None:
-        if not path.is_file():
-            plan.exists = False
+        parsed = _read(plan, path, f"archive/{filename}", read_daily_log)
+        if parsed is None:
             return plan
-        try:
-            parsed = read_daily_log(path, f"archive/{filename}")
-        except OSError as exc:
-            return _unreadable(plan, f"archive/{filename}", exc)
     plan.warnings, plan.skipped_lines = parsed.warnings, parsed.skipped_lines
     facts = [f for f in parsed.facts if not tombstones.hides(f.content)]
     plan.tombstoned = len(parsed.facts) - len(facts)
@@ -273,13 +283,9 @@ def plan_page(vault: Path, rel: str, tombstones: Tombstones, today: date) -> Fil
         plan.exists = False
         plan.warnings = [outside_link_warning(f"notebook/{rel}", path)]
         return plan
-    if not path.is_file():
-        plan.exists = False
+    ft = _read(plan, path, f"notebook/{rel}", read_text)
+    if ft is None:
         return plan
-    try:
-        ft = read_text(path, f"notebook/{rel}")
-    except OSError as exc:
-        return _unreadable(plan, f"notebook/{rel}", exc)
     page = parse_page(ft.text, f"notebook/{rel}")
     plan.warnings = ft.warnings + page.warnings
     category = page.category or "notebook"
@@ -302,13 +308,9 @@ def plan_core_file(path: Path, tombstones: Tombstones, today: date) -> FilePlan:
     filename = path.name
     label = CORE_FILES[filename]
     plan = FilePlan(label, filename, CORE_FILE)
-    if not path.is_file():
-        plan.exists = False
+    ft = _read(plan, path, f"memory/{filename}", read_text)
+    if ft is None:
         return plan
-    try:
-        ft = read_text(path, f"memory/{filename}")
-    except OSError as exc:
-        return _unreadable(plan, f"memory/{filename}", exc)
     plan.warnings = list(ft.warnings)
     base = {"label": label, "category": CORE_FILE, "tags": ["core_memory", label, filename]}
     chunks: list[tuple[str, Lifecycle, dict[str, object]]] = []
@@ -356,13 +358,9 @@ def plan_transcript(
     the message)."""
     context_words = TURN_CONTEXT_WORDS if context_words is None else context_words
     plan = FilePlan("transcript", rel, TRANSCRIPT)
-    if not path.is_file():
-        plan.exists = False
+    read = _read(plan, path, f"transcripts/{rel}", lambda file, _label: read_turns(file, cap=None))
+    if read is None:
         return plan
-    try:
-        read = read_turns(path, cap=None)
-    except OSError as exc:
-        return _unreadable(plan, f"transcripts/{rel}", exc)
     plan.warnings, plan.skipped_lines = read.warnings, read.skipped
     oldest = today - timedelta(days=retention_days) if retention_days > 0 else None
     kept: list[tuple[str, str | None, dict[str, object], str | None]] = []
