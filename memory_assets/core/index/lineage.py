@@ -153,16 +153,10 @@ class PageLine:
 
 
 @dataclass(frozen=True)
-class BulletSource:
+class BulletSource(PageLine):
     """A line of a vault page and the log lines folded into it."""
 
-    page: str
-    line: int
-    text: str
     log_lines: tuple[LogLineSource, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
