@@ -385,3 +385,47 @@ def test_upkeep_of_a_home_alone_does_its_catch_up(
     assert code == 0 and "index: ok" in out and "outcome recorded" not in out, out  # no root: no record
     code, out, _ = run(capsys, "--home", home, "--json", "upkeep", "--dry-run")
     assert json.loads(out)["look"]["work"]["keys"] == []
+
+
+def test_upkeep_dry_run_names_only_the_days_that_grew(
+    tmp_path: Path, settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A home alone: a day counts as grown while the index is behind on it. A user's home under a
+    root: since the planner's last reading of it, kept at the root, as the homes batch reports."""
+    from datetime import timedelta
+
+    from memory_assets.core.index.freshness import RunState
+    from memory_assets.core.ops.upkeep.plan import Planner
+    from memory_assets.core.ops.users import open_user_home
+
+    later = DAY + timedelta(days=1)
+    write_facts(settings, DAY, "Keeps bees on the roof of the flat")
+    write_facts(settings, later, "Drinks green tea in the morning")
+    alone = ("--home", str(settings.home), "--json", "upkeep")
+
+    def grown(*argv: str) -> list[str]:
+        code, out, _ = run(capsys, *argv, "--dry-run")
+        assert code == 0, out
+        return json.loads(out)["look"]["days_grown"]
+
+    assert grown(*alone) == [DAY.isoformat(), later.isoformat()]  # never indexed
+    code, out, _ = run(capsys, *alone)
+    assert code == 0 and json.loads(out)["ok"], out
+    assert grown(*alone) == []  # indexed: nothing grew since
+    write_facts(settings, later, "Walks the dog after lunch")
+    assert grown(*alone) == [later.isoformat()]
+
+    root = tmp_path / "root"
+    ana = open_user_home(root, "ana", create=True)
+    write_facts(ana.settings, DAY, "Ana prefers green tea in the morning")
+    write_facts(ana.settings, later, "Ana likes hiking")
+    under_root = ("--json", "upkeep", "--root", str(root), "--user", "ana")
+    planner = Planner(root)
+    found = planner.look(
+        "ana", ana.settings, lambda _: RunState.IN_FLIGHT, run_key="ana:batch", now=planner.now()
+    )
+    assert found is not None and [g.day for g in found[0].days.grown] == [DAY, later]
+    found[1].save(root, "ana")  # the planner read both days (and reported them as grown)
+    assert grown(*under_root) == []
+    write_facts(ana.settings, DAY, "Ana sails on Saturdays")
+    assert grown(*under_root) == [DAY.isoformat()]
