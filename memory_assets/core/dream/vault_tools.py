@@ -445,10 +445,7 @@ class VaultTools:
             before = read_regular(target, rel)
             if before == data:
                 return f"{rel} unchanged (the content is what the page already holds)"
-            if self.journal is not None:
-                self.journal.record(rel, before, data)
-            write_atomic(target, data)
-            self._remember(rel, before, data)
+            self._commit(target, rel, before, data)
         return f"{'replaced' if before is not None else 'created'} {rel} ({len(data)} bytes)"
 
     def edit(self, path: str, old: str, new: str) -> str:
@@ -476,10 +473,7 @@ class VaultTools:
                 raise ToolError(f"the page would be {len(data)} bytes; at most {self.max_write_bytes}")
             if data == before:
                 return f"{rel} unchanged (`new` equals `old`)"
-            if self.journal is not None:
-                self.journal.record(rel, before, data)
-            write_atomic(target, data)
-            self._remember(rel, before, data)
+            self._commit(target, rel, before, data)
         return f"edited {rel} ({len(data)} bytes)"
 
     def glob(self, pattern: str) -> str:
@@ -603,7 +597,13 @@ class VaultTools:
         return f"retired ({len(self.retired)} so far)"
 
     # -- written pages -----------------------------------------------------------------------------
-    def _remember(self, rel: str, before: bytes | None, after: bytes) -> None:
+    def _commit(self, target: Path, rel: str, before: bytes | None, after: bytes) -> None:
+        """Write ``after`` to the page ``rel`` at ``target`` (the caller holds its lock and read
+        ``before``): journalled first when the run keeps a journal, written atomically, and
+        remembered for ``rollback``."""
+        if self.journal is not None:
+            self.journal.record(rel, before, after)
+        write_atomic(target, after)
         if rel not in self._originals:
             self._originals[rel] = before
             self.written.append(rel)
