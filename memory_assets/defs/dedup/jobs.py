@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from memory_assets.defs.automation import daily_schedule
 from memory_assets.defs.dedup.assets import dedup_history, dedup_report
 
 dedup_measurement_job = dg.define_asset_job(
@@ -11,10 +12,6 @@ dedup_measurement_job = dg.define_asset_job(
     "the history, and render the analysts' HTML report.",
 )
 
-dedup_daily_schedule = dg.ScheduleDefinition(
-    job=dedup_measurement_job,
-    cron_schedule="30 4 * * *",
-    execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Daily, after the 03:00 optimize of archival_memories.",
+dedup_daily_schedule = daily_schedule(
+    dedup_measurement_job, "04:30", "Daily, after the 03:00 optimize of archival_memories."
 )

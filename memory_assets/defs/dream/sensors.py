@@ -11,31 +11,26 @@ failure count and last attempt time), so a retry is a new run and a re-evaluated
 import dagster as dg
 
 from memory_assets.core.dream.pacing import IDLE, LINT
+from memory_assets.core.home import Home
 from memory_assets.core.ops.upkeep.look import dream_pacing
+from memory_assets.defs.automation import in_flight, single_home_sensor
 from memory_assets.defs.dream.jobs import dream_job, dream_lint_job
-from memory_assets.defs.index.sensors import IN_FLIGHT
 from memory_assets.defs.partitions import day_range_tags, register_days_requests
-from memory_assets.defs.resources import MemoryHomeResource
 
 
-@dg.sensor(
-    jobs=[dream_job, dream_lint_job],
-    minimum_interval_seconds=300,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="The dream's pacing from persisted state: a batch when days are pending past the watermark "
+@single_home_sensor(
+    [dream_job, dream_lint_job],
+    "The dream's pacing from persisted state: a batch when days are pending past the watermark "
     "(at once when behind; else after min_hours with min_facts pending), a skip after max_retries failures, "
     "a lint when caught up and due.",
+    folder=lambda home: home.settings.notebook_dir,
+    interval_s=300,
 )
-def dream_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
-    settings = memory.settings()
-    if not settings.notebook_dir.is_dir():
-        return dg.SensorResult(
-            skip_reason=f"{settings.notebook_dir} does not exist; run `memory-assets init`"
-        )
+def dream_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
     for job in (dream_job, dream_lint_job):
-        if context.instance.get_runs(dg.RunsFilter(job_name=job.name, statuses=list(IN_FLIGHT)), limit=1):
+        if in_flight(context.instance, job):
             return dg.SensorResult(skip_reason=f"a {job.name} run is in flight")
-    state, decision = dream_pacing(settings)
+    state, decision = dream_pacing(home.settings)
     if decision.kind == IDLE:
         return dg.SensorResult(skip_reason=decision.reason)
     attempt = f"{state.failures.get(decision.batch_key, 0)}:{state.last_attempt_at.isoformat() if state.last_attempt_at else '-'}"

@@ -8,16 +8,16 @@ work (``defs/homes/batches.py``); what stays a schedule is the one job across ev
 
 import dagster as dg
 
+from memory_assets.defs.automation import daily_schedule
+
 DEDUP_ACROSS_JOB = dg.define_asset_job(
     "dedup_across_users_job",
     selection=[dg.AssetKey("dedup_across_users")],
     description="Many homes: the users' latest dedup measurements side by side, and the rates across users.",
 )
 
-homes_dedup_across_schedule = dg.ScheduleDefinition(
-    job=DEDUP_ACROSS_JOB,
-    cron_schedule="30 6 * * *",
-    execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Many homes: daily, after the users' measurements, the dedup report across users.",
+homes_dedup_across_schedule = daily_schedule(
+    DEDUP_ACROSS_JOB,
+    "06:30",
+    "Many homes: daily, after the users' measurements, the dedup report across users.",
 )

@@ -14,9 +14,11 @@ from typing import Any
 import dagster as dg
 
 from memory_assets.core.capture.daily_log import list_logs
+from memory_assets.core.home import Home
 from memory_assets.core.index import freshness
 from memory_assets.core.index.freshness import Cursor, RunState, signature, stale_days, stale_files
 from memory_assets.core.index.maintenance import FRAGMENTS_SOFT, VERSIONS_SOFT, MaintenanceClock
+from memory_assets.defs.automation import IN_FLIGHT, in_flight, single_home_sensor
 from memory_assets.defs.index.assets import archival_memories, archive_index, transcript_index
 from memory_assets.defs.index.external import (
     consolidation_log,
@@ -27,17 +29,6 @@ from memory_assets.defs.index.external import (
 )
 from memory_assets.defs.index.jobs import index_files_job, optimize_index_job, reindex_job
 from memory_assets.defs.partitions import day_key, register_days_requests
-from memory_assets.defs.resources import MemoryHomeResource
-
-IN_FLIGHT = {
-    dg.DagsterRunStatus.QUEUED,
-    dg.DagsterRunStatus.NOT_STARTED,
-    dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED,
-    dg.DagsterRunStatus.MANAGED,
-    dg.DagsterRunStatus.CANCELING,
-    dg.DagsterRunStatus.SUSPENDED,
-}
 
 
 def run_states(instance: dg.DagsterInstance) -> Any:
@@ -65,19 +56,16 @@ def _external_events(cursor: Cursor, specs: list[tuple[dg.AssetSpec, Any, dict[s
     return events
 
 
-@dg.sensor(
-    job=reindex_job,
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Reindex exactly the days whose index is out of date: an append, a matching tombstone, "
+@single_home_sensor(
+    [reindex_job],
+    "Reindex exactly the days whose index is out of date: an append, a matching tombstone, "
     "the watermark passing a day, a deleted log; a failed or lost run is requested again with backoff.",
+    folder=lambda home: home.settings.archive_dir,
 )
-def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
-    settings = memory.settings()
-    if not settings.archive_dir.is_dir():
-        return dg.SensorResult(skip_reason=f"{settings.archive_dir} does not exist; run `memory-assets init`")
+def daily_log_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
+    settings = home.settings
     cursor = Cursor.load(context.cursor)
-    indexer = memory.open().indexer_without_embedder()
+    indexer = home.indexer_without_embedder()
     # Every day is addressable: a day partition is added for each log (and each day requested), so
     # no day is ever outside the partitions (defs/partitions.py).
     scan = stale_days(indexer, cursor, run_states(context.instance), date.min, date.max)
@@ -139,22 +127,17 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeReso
     )
 
 
-@dg.sensor(
-    job=index_files_job,
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Reindex exactly the vault pages and core files whose index is out of date (edits, "
+@single_home_sensor(
+    [index_files_job],
+    "Reindex exactly the vault pages and core files whose index is out of date (edits, "
     "deletions, tombstones, a page going stale); a failed or lost run is requested again with backoff.",
+    folder=lambda home: home.settings.notebook_dir,
 )
-def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
-    settings = memory.settings()
-    if not settings.notebook_dir.is_dir():
-        return dg.SensorResult(
-            skip_reason=f"{settings.notebook_dir} does not exist; run `memory-assets init`"
-        )
+def vault_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
     cursor = Cursor.load(context.cursor)
-    indexer = memory.open().indexer_without_embedder()
-    scan = stale_files(indexer, cursor, run_states(context.instance), groups=("notebook", "core"))
+    scan = stale_files(
+        home.indexer_without_embedder(), cursor, run_states(context.instance), groups=("notebook", "core")
+    )
     due = {"vault_index": scan.pages, "core_file_index": scan.core_files}
     runs, events = [], []
     for asset_name, spec in (("vault_index", vault_pages), ("core_file_index", core_files)):
@@ -187,22 +170,19 @@ def vault_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource
     return dg.SensorResult(run_requests=runs, asset_events=events, cursor=cursor.dump())
 
 
-@dg.sensor(
-    job=index_files_job,
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Reindex exactly the transcripts whose rows are out of date (appended turns, a deleted "
+@single_home_sensor(
+    [index_files_job],
+    "Reindex exactly the transcripts whose rows are out of date (appended turns, a deleted "
     "transcript, a tombstone that hides a turn, a turn passing MEMORY_TRANSCRIPT_RETENTION_DAYS as the "
     "day turns): one transcript_index run naming them; a failed or lost run is requested again with backoff.",
 )
-def transcript_index_sensor(
-    context: dg.SensorEvaluationContext, memory: MemoryHomeResource
-) -> dg.SensorResult:
-    cursor = Cursor.load(context.cursor)
+def transcript_index_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
     # A home with no transcripts folder may still have transcript rows (a folder deleted): the
-    # index state names them, so the scan runs whatever the folder.
-    indexer = memory.open().indexer_without_embedder()
-    scan = stale_files(indexer, cursor, run_states(context.instance), groups=("transcript",))
+    # index state names them, so the scan runs whatever the folder (no ``folder`` above).
+    cursor = Cursor.load(context.cursor)
+    scan = stale_files(
+        home.indexer_without_embedder(), cursor, run_states(context.instance), groups=("transcript",)
+    )
     if not scan.transcripts:
         return dg.SensorResult(
             skip_reason="the index is up to date with every transcript", cursor=cursor.dump()
@@ -224,18 +204,15 @@ def transcript_index_sensor(
     )
 
 
-@dg.sensor(
-    job=optimize_index_job,
-    minimum_interval_seconds=600,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description=f"Optimize archival_memories when it has more than {FRAGMENTS_SOFT} fragments or "
+@single_home_sensor(
+    [optimize_index_job],
+    f"Optimize archival_memories when it has more than {FRAGMENTS_SOFT} fragments or "
     f"{VERSIONS_SOFT} versions, or a day after the last optimize if the table changed since. A failed "
     "optimize is requested again the next hour.",
+    interval_s=600,
 )
-def index_maintenance_sensor(
-    context: dg.SensorEvaluationContext, memory: MemoryHomeResource
-) -> dg.SensorResult:
-    store = memory.open().store
+def index_maintenance_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
+    store = home.store
     if not store.exists():
         return dg.SensorResult(skip_reason="no index table yet")
     stats = store.stats()
@@ -243,10 +220,7 @@ def index_maintenance_sensor(
         return dg.SensorResult(
             skip_reason="the table is in the assistant's format: run `memory-assets migrate`"
         )
-    busy = context.instance.get_runs(
-        dg.RunsFilter(job_name=optimize_index_job.name, statuses=list(IN_FLIGHT)), limit=1
-    )
-    if busy:
+    if in_flight(context.instance, optimize_index_job):
         return dg.SensorResult(skip_reason="an optimize run is in flight")
     last = context.instance.get_latest_materialization_event(archival_memories.key)
     last_at = last.timestamp if last is not None else 0.0

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from memory_assets.defs.automation import daily_schedule
 from memory_assets.defs.dream.jobs import dream_job
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.reconcile.assets import index_swept, superseded_retired
@@ -12,12 +13,8 @@ reconcile_job = dg.define_asset_job(
     description="Retire superseded -> check_and_update sweep -> optimize.",
 )
 
-reconcile_schedule = dg.ScheduleDefinition(
-    job=reconcile_job,
-    cron_schedule="30 3 * * *",
-    execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Daily, so hand-offs from a dream run outside Dagster are retired too.",
+reconcile_schedule = daily_schedule(
+    reconcile_job, "03:30", "Daily, so hand-offs from a dream run outside Dagster are retired too."
 )
 
 

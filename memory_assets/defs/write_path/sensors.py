@@ -10,36 +10,28 @@ index sensors. The cursor keeps only the requests in flight.
 
 import dagster as dg
 
+from memory_assets.core.home import Home
 from memory_assets.core.index.freshness import Cursor
 from memory_assets.core.ops.upkeep.look import transcripts_look
-from memory_assets.defs.index.sensors import IN_FLIGHT, run_states
-from memory_assets.defs.resources import MemoryHomeResource
+from memory_assets.defs.automation import in_flight, single_home_sensor
+from memory_assets.defs.index.sensors import run_states
 from memory_assets.defs.write_path.jobs import write_path_job
 
 
-@dg.sensor(
-    job=write_path_job,
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests the write_path job while a transcript has turns the write path has not ingested "
+@single_home_sensor(
+    [write_path_job],
+    "Requests the write_path job while a transcript has turns the write path has not ingested "
     "(or a crashed run left one pending); a failed run is requested again with backoff.",
+    folder=lambda home: home.settings.transcripts_dir,
 )
-def transcripts_sensor(context: dg.SensorEvaluationContext, memory: MemoryHomeResource) -> dg.SensorResult:
-    settings = memory.settings()
-    if not settings.transcripts_dir.is_dir():
-        return dg.SensorResult(
-            skip_reason=f"{settings.transcripts_dir} does not exist; run `memory-assets init`"
-        )
+def transcripts_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
     cursor = Cursor.load(context.cursor)
-    transcripts = transcripts_look(settings, cursor, run_states(context.instance))
+    transcripts = transcripts_look(home.settings, cursor, run_states(context.instance))
     if transcripts.current:
         return dg.SensorResult(
             skip_reason="every transcript turn has been through the write path", cursor=cursor.dump()
         )
-    busy = context.instance.get_runs(
-        dg.RunsFilter(job_name=write_path_job.name, statuses=list(IN_FLIGHT)), limit=1
-    )
-    if busy or transcripts.attempt is None:
+    if in_flight(context.instance, write_path_job) or transcripts.attempt is None:
         return dg.SensorResult(
             skip_reason="a write_path run is in flight or backing off", cursor=cursor.dump()
         )
