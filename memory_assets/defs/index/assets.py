@@ -286,47 +286,56 @@ def sweep_metadata(sweep: SweepResult) -> dict[str, object]:
     }
 
 
-def _files_asset(
+def _reindex_files(
     context: dg.AssetExecutionContext, config: FilesConfig, indexer: Indexer, label: str
-) -> dg.MaterializeResult:
+) -> SweepResult:
+    """The files ``config`` names reindexed, else every one of the index's ``label`` files (a
+    sweep); the warnings logged."""
     keys = config.files
     sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else [label])
     _log_warnings(context, indexer.settings, sweep.warnings)
-    return dg.MaterializeResult(metadata=files_metadata(sweep))
+    return sweep
 
 
-@dg.asset(
-    deps=[vault_pages, tombstones],
-    partitions_def=home_partitions,
-    group_name="index",
-    kinds={"lancedb"},
-    description="archival_memories rows of the vault pages (source_type notebook): paragraph chunks, "
+def _files_index(name: str, files: dg.AssetSpec, label: str, description: str) -> dg.AssetsDefinition:
+    """The asset ``name``: the index rows of ``files`` (the index's ``label`` files), reindexed as
+    ``_reindex_files`` says."""
+
+    @dg.asset(
+        name=name,
+        deps=[files, tombstones],
+        partitions_def=home_partitions,
+        group_name="index",
+        kinds={"lancedb"},
+        description=description,
+    )
+    def files_index(
+        context: dg.AssetExecutionContext,
+        config: FilesConfig,
+        memory: MemoryHomeResource,
+        embedder: EmbedderResource,
+    ) -> dg.MaterializeResult:
+        sweep = _reindex_files(context, config, _indexer(memory, embedder), label)
+        return dg.MaterializeResult(metadata=files_metadata(sweep))
+
+    return files_index
+
+
+vault_index = _files_index(
+    "vault_index",
+    vault_pages,
+    "notebook",
+    "archival_memories rows of the vault pages (source_type notebook): paragraph chunks, "
     "frontmatter parsed into importance (confirmations, status, stale_after, human verification).",
 )
-def vault_index(
-    context: dg.AssetExecutionContext,
-    config: FilesConfig,
-    memory: MemoryHomeResource,
-    embedder: EmbedderResource,
-) -> dg.MaterializeResult:
-    return _files_asset(context, config, _indexer(memory, embedder), "notebook")
 
-
-@dg.asset(
-    deps=[core_files, tombstones],
-    partitions_def=home_partitions,
-    group_name="index",
-    kinds={"lancedb"},
-    description="archival_memories rows of persona.md, user.md and MEMORY.md (source_type core_file); "
+core_file_index = _files_index(
+    "core_file_index",
+    core_files,
+    "core",
+    "archival_memories rows of persona.md, user.md and MEMORY.md (source_type core_file); "
     "MEMORY.md chunked per zone.",
 )
-def core_file_index(
-    context: dg.AssetExecutionContext,
-    config: FilesConfig,
-    memory: MemoryHomeResource,
-    embedder: EmbedderResource,
-) -> dg.MaterializeResult:
-    return _files_asset(context, config, _indexer(memory, embedder), "core")
 
 
 ROWS_MATCH_TRANSCRIPT = (
@@ -376,9 +385,7 @@ def transcript_index(
     embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     indexer = _indexer(memory, embedder)
-    keys = config.files
-    sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else ["transcript"])
-    _log_warnings(context, indexer.settings, sweep.warnings)
+    sweep = _reindex_files(context, config, indexer, "transcript")
     return dg.MaterializeResult(
         metadata=files_metadata(sweep, transcripts=True),
         check_results=[transcript_rows_check(indexer.settings, indexer, sweep)],

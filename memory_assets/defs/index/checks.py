@@ -3,12 +3,14 @@
 why in its description and in markdown tables, text-free (``defs/text_free.py``): rows are named by
 id, file and line, a person's words by a keyed tag."""
 
+from collections.abc import Callable
+
 import dagster as dg
 
 from memory_assets.core.audit import checks as core
 from memory_assets.core.audit import facts_accounted as accounted
 from memory_assets.core.audit import turns_accounted
-from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
+from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS, MemoryStore
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.assets import archival_memories
@@ -32,66 +34,67 @@ def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     return check_result(memory.settings(), core.ids_unique(memory.open().store), "duplicates")
 
 
-@dg.asset_check(
-    asset=archival_memories,
-    description="For every daily log (and every archive file the table still holds), the stored "
+def _table_check(
+    name: str, audit: Callable[[Settings, MemoryStore], CheckOutcome], details: str, description: str
+) -> dg.AssetChecksDefinition:
+    """The check ``name`` of ``archival_memories``: ``audit`` over the home's settings and table, its
+    details as the markdown table ``details``."""
+
+    @dg.asset_check(asset=archival_memories, name=name, description=description)
+    def table_check(memory: MemoryHomeResource) -> dg.AssetCheckResult:
+        home = memory.open()
+        return check_result(home.settings, audit(home.settings, home.store), details)
+
+    return table_check
+
+
+rows_match_logs = _table_check(
+    "rows_match_logs",
+    core.rows_match_logs,
+    "days",
+    "For every daily log (and every archive file the table still holds), the stored "
     "archive_log rows are exactly the planned ones: parsed facts minus tombstones and the lines "
     "folded into vault pages. Fix: `memory-assets reindex --full`, or materialise archive_index for the day.",
 )
-def rows_match_logs(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    home = memory.open()
-    return check_result(home.settings, core.rows_match_logs(home.settings, home.store), "days")
 
-
-@dg.asset_check(
-    asset=archival_memories,
-    description="No written fact is stranded: every fact line of every daily log is indexed, folded "
+facts_accounted_for = _table_check(
+    "facts_accounted_for",
+    accounted.facts_accounted_for,
+    "stranded_lines",
+    "No written fact is stranded: every fact line of every daily log is indexed, folded "
     "into a vault page that holds it (the fold ledger names the page), or forgotten by a person. "
     "Each stranded line is named with how it got there. Fix: `memory-assets restore-stranded` "
     "(or `memory-assets reindex` for a missing row).",
 )
-def facts_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    home = memory.open()
-    return check_result(
-        home.settings, accounted.facts_accounted_for(home.settings, home.store), "stranded_lines"
-    )
 
-
-@dg.asset_check(
-    asset=archival_memories,
-    description="For every transcript (and every transcript the table still holds rows of), the stored "
+rows_match_transcripts = _table_check(
+    "rows_match_transcripts",
+    core.rows_match_transcripts,
+    "transcripts",
+    "For every transcript (and every transcript the table still holds rows of), the stored "
     "transcript rows are exactly the planned ones: one a user message (a long one in windows), minus the "
     "turns a person forgot and those past MEMORY_TRANSCRIPT_RETENTION_DAYS; none missing, unexpected or "
     "stale. Fix: `memory-assets reindex --full`, or materialise transcript_index for the transcript.",
 )
-def rows_match_transcripts(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    home = memory.open()
-    return check_result(home.settings, core.rows_match_transcripts(home.settings, home.store), "transcripts")
 
-
-@dg.asset_check(
-    asset=archival_memories,
-    description="What was said stays findable: every user turn of every transcript is indexed, forgotten "
+turns_accounted_for = _table_check(
+    "turns_accounted_for",
+    turns_accounted.turns_accounted_for,
+    "stranded_turns",
+    "What was said stays findable: every user turn of every transcript is indexed, forgotten "
     "by a person, past the retention (MEMORY_TRANSCRIPT_RETENTION_DAYS), or empty; a transcript that "
     "cannot be read is named in a warning. Each stranded turn is named (file, line, words). Fix: "
     "`memory-assets reindex`.",
 )
-def turns_accounted_for(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    home = memory.open()
-    return check_result(
-        home.settings, turns_accounted.turns_accounted_for(home.settings, home.store), "stranded_turns"
-    )
 
-
-@dg.asset_check(
-    asset=archival_memories,
-    description="No row's normalised content is tombstoned, and no transcript row holds a turn a "
+no_tombstoned_content = _table_check(
+    "no_tombstoned_content",
+    core.no_tombstoned_content,
+    "tombstoned",
+    "No row's normalised content is tombstoned, and no transcript row holds a turn a "
     "person's tombstone hides (a forgotten text it holds, or its fact, chat or day forgotten); every "
     "tombstone write is paired with a reindex. Fix: `memory-assets reindex`.",
 )
-def no_tombstoned_content(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    home = memory.open()
-    return check_result(home.settings, core.no_tombstoned_content(home.settings, home.store), "tombstoned")
 
 
 @dg.asset_check(

@@ -4,6 +4,8 @@ They are external assets (plain ``AssetSpec``): Dagster cannot materialise them,
 report their changes, and the lineage shows the one-way flow logs -> vault -> index.
 """
 
+from collections.abc import Sequence
+
 import dagster as dg
 
 from memory_assets.defs.partitions import day_partitions, home_partitions
@@ -19,40 +21,44 @@ daily_logs = dg.AssetSpec(
     description="archive/YYYY-MM-DD.md: the capture tier, appended to by the write path, never rewritten.",
 )
 
-consolidation_log = dg.AssetSpec(
+
+def _knowledge(
+    key: str, description: str, deps: Sequence[dg.AssetSpec | dg.AssetKey] = (), kind: str = "markdown"
+) -> dg.AssetSpec:
+    """A file (or files) of a home's knowledge tier, of ``kind``, written outside Dagster."""
+    return dg.AssetSpec(
+        key,
+        partitions_def=home_partitions,
+        deps=deps,
+        group_name="knowledge",
+        kinds={kind},
+        description=description,
+    )
+
+
+consolidation_log = _knowledge(
     "consolidation_log",
-    partitions_def=home_partitions,
-    deps=[daily_logs],
-    group_name="knowledge",
-    kinds={"markdown"},
-    description="notebook/log.md: the dream's operation log; its maximum watermark= date is the watermark. "
+    "notebook/log.md: the dream's operation log; its maximum watermark= date is the watermark. "
     "Daily logs at or below it leave the index.",
+    deps=[daily_logs],
 )
 
-vault_pages = dg.AssetSpec(
+vault_pages = _knowledge(
     "vault_pages",
-    partitions_def=home_partitions,
+    "notebook/**/*.md: consolidated claims with provenance and lifecycle, written by the dream.",
     deps=[dg.AssetKey("vault")],  # written by the dream (the vault asset), and by people
-    group_name="knowledge",
-    kinds={"markdown"},
-    description="notebook/**/*.md: consolidated claims with provenance and lifecycle, written by the dream.",
 )
 
-core_files = dg.AssetSpec(
+core_files = _knowledge(
     "core_files",
-    partitions_def=home_partitions,
+    "memory/{MEMORY,persona,user}.md: core memory blocks; MEMORY.md has a generated and a manual zone.",
     deps=[vault_pages],
-    group_name="knowledge",
-    kinds={"markdown"},
-    description="memory/{MEMORY,persona,user}.md: core memory blocks; MEMORY.md has a generated and a manual zone.",
 )
 
-tombstones = dg.AssetSpec(
+tombstones = _knowledge(
     "tombstones",
-    partitions_def=home_partitions,
-    group_name="knowledge",
-    kinds={"jsonl"},
-    description="notebook/.state/tombstones.jsonl: normalised texts removed from retrieval (history stays).",
+    "notebook/.state/tombstones.jsonl: normalised texts removed from retrieval (history stays).",
+    kind="jsonl",
 )
 
 EXTERNAL_ASSETS = [daily_logs, consolidation_log, vault_pages, core_files, tombstones]
