@@ -150,6 +150,18 @@ def register_days(
     return add
 
 
+def day_materializations(
+    asset: dg.AssetKey | str, days: Iterable[date | str], user: str | None, metadata: dict[str, str]
+) -> list[dg.AssetMaterialization]:
+    """One materialisation of ``asset`` for each of ``days`` (of ``user``'s, with many homes), in
+    that day's partition, each with ``metadata``: how a run records the days it wrote to an asset
+    it does not materialise itself."""
+    return [
+        dg.AssetMaterialization(asset_key=asset, partition=day_key(day, user), metadata=metadata)
+        for day in days
+    ]
+
+
 def day_range_tags(first: date | str, last: date | str, user: str | None = None) -> dict[str, str]:
     """Run tags for one run over the day partitions ``first`` to ``last`` (both registered) of a
     single home; with many homes, the run of ``user``'s partition (its days are the run's)."""

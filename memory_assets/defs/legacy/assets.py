@@ -16,7 +16,7 @@ from memory_assets.core.legacy.export import export
 from memory_assets.core.legacy.find import CHECK_NAME, LegacyError, recorded_nowhere_else
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
-from memory_assets.defs.partitions import day_key, home_partitions, register_days
+from memory_assets.defs.partitions import day_materializations, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.text_free import TextFree
 
@@ -98,14 +98,8 @@ def legacy_rows_exported(
         raise dg.Failure(free.line(str(exc))) from None
     free.log(context.log, "warning", result.warnings)
     register_days(context.instance, result.days, memory.user)
-    for day in result.days:
-        context.log_event(
-            dg.AssetMaterialization(
-                asset_key=daily_logs.key,
-                partition=day_key(day, memory.user),
-                metadata={"reason": "legacy export"},
-            )
-        )
+    for event in day_materializations(daily_logs.key, result.days, memory.user, {"reason": "legacy export"}):
+        context.log_event(event)
     swept = 0
     if config.table is None and result.exported:
         swept = memory.open(embedder).indexer.sweep().embedded

@@ -9,7 +9,7 @@ from memory_assets.core.reconcile import ReconcileResult, read_handoff, retire_s
 from memory_assets.core.text import normalise
 from memory_assets.defs.dream.assets import vault
 from memory_assets.defs.index.external import tombstones
-from memory_assets.defs.partitions import day_key, home_partitions
+from memory_assets.defs.partitions import day_materializations, home_partitions
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.text_free import TextFree
 
@@ -59,14 +59,10 @@ def superseded_retired(
         context.log_event(
             dg.AssetMaterialization(asset_key=tombstones.key, metadata={"added": result.retired})
         )
-    for day in result.days_reindexed:
-        context.log_event(
-            dg.AssetMaterialization(
-                asset_key="archive_index",
-                partition=day_key(day, memory.user),
-                metadata={"reason": "reconcile"},
-            )
-        )
+    for event in day_materializations(
+        "archive_index", result.days_reindexed, memory.user, {"reason": "reconcile"}
+    ):
+        context.log_event(event)
     return dg.MaterializeResult(metadata=retire_metadata(result), check_results=[handoff_check(indexer)])
 
 

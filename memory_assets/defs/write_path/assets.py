@@ -4,7 +4,7 @@ import dagster as dg
 
 from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.ingest import IngestResult, ingest_transcripts
-from memory_assets.defs.partitions import day_key, home_partitions, register_days
+from memory_assets.defs.partitions import day_materializations, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.text_free import TextFree
 from memory_assets.defs.write_path.external import transcripts
@@ -32,14 +32,8 @@ def ingested_turns(
         context.log, "warning", [*result.warnings, *([result.recovered] if result.recovered else [])]
     )
     register_days(context.instance, result.days, memory.user)
-    for day in result.days:
-        context.log_event(
-            dg.AssetMaterialization(
-                asset_key="daily_logs",
-                partition=day_key(day, memory.user),
-                metadata={"written_by": "write_path"},
-            )
-        )
+    for event in day_materializations("daily_logs", result.days, memory.user, {"written_by": "write_path"}):
+        context.log_event(event)
     return dg.MaterializeResult(metadata=ingest_metadata(result))
 
 
