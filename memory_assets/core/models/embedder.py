@@ -165,7 +165,7 @@ class Embedder(_CachedEmbedder):
         return np.asarray(vectors).astype(np.float32, copy=False)
 
 
-class HttpEmbedder(_CachedEmbedder):
+class HttpEmbedder(_CachedEmbedder, openai_compat.EndpointClient):
     """Embeds through an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint.
 
     Texts go out in batches of ``batch_size`` (request ``{"model": ..., "input": [...]}``, with
@@ -181,6 +181,8 @@ class HttpEmbedder(_CachedEmbedder):
     has been yet). ``model_name`` is ``openai:<model>@<base_url>``, so a table built through an
     endpoint is never mistaken for one built by the local model."""
 
+    error = EmbedderError
+
     def __init__(
         self,
         base_url: str,
@@ -194,22 +196,17 @@ class HttpEmbedder(_CachedEmbedder):
         cache_size: int = 50_000,
     ) -> None:
         super().__init__(batch_size, cache_size)
-        try:
-            self._endpoint = openai_compat.Endpoint(
-                base_url,
-                model,
-                api_key,
-                wording=self._wording(batch_size),
-                policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
-                timeout=timeout,
-                max_answer_bytes=max(1, batch_size) * MAX_ANSWER_BYTES_PER_TEXT,
-            )
-        except openai_compat.EndpointError as exc:
-            raise EmbedderError(str(exc)) from None
-        self.base_url, self.url = self._endpoint.base_url, self._endpoint.url
+        self._connect(
+            base_url,
+            model,
+            api_key,
+            self._wording(batch_size),
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_answer_bytes=max(1, batch_size) * MAX_ANSWER_BYTES_PER_TEXT,
+        )
         self.endpoint_model = self._endpoint.model
-        self.api_key = self._endpoint.api_key
-        self.timeout = self._endpoint.timeout
         self.model_name = f"openai:{self.endpoint_model}@{self.base_url}"
         self._dimension: int | None = None
 
@@ -234,9 +231,6 @@ class HttpEmbedder(_CachedEmbedder):
             placeholder_models=(DEFAULT_MODEL,),
         )
 
-    def __repr__(self) -> str:  # never shows the key
-        return f"HttpEmbedder({self.url!r}, model={self.endpoint_model!r})"
-
     @property
     def dimension(self) -> int:
         if self._dimension is None:
@@ -252,9 +246,6 @@ class HttpEmbedder(_CachedEmbedder):
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     # -- one request -----------------------------------------------------------------------------
-    def _fail(self, what: str, fix: str) -> EmbedderError:
-        return EmbedderError(self._endpoint.message(what, fix))
-
     def _request(self, batch: list[str]) -> np.ndarray:
         payload = {"model": self.endpoint_model, "input": batch}
         try:

@@ -112,7 +112,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
     raise ValueError("the answer holds no JSON object")
 
 
-class ChatClient:
+class ChatClient(openai_compat.EndpointClient):
     """``POST {base_url}/chat/completions`` with ``{"model", "messages", "temperature"}`` (and
     ``"response_format": {"type": "json_object"}`` when JSON is wanted).
 
@@ -121,6 +121,8 @@ class ChatClient:
     the limit is spent). ``temperature`` None leaves it to the server. ``key_var`` only names the
     key's environment variable in error messages. ``max_answer_bytes`` caps the body of one answer
     (``MAX_ANSWER_BYTES``): a longer one is abandoned as soon as it is seen, not retried."""
+
+    error = LanguageModelError
 
     def __init__(
         self,
@@ -135,22 +137,17 @@ class ChatClient:
         key_var: str = DEFAULT_KEY_VAR,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
-        try:
-            self._endpoint = openai_compat.Endpoint(
-                base_url,
-                model,
-                api_key,
-                wording=self._wording(key_var),
-                policy=openai_compat.RetryPolicy(max(0, max_retries), max(0.0, backoff)),
-                timeout=timeout,
-                max_answer_bytes=max_answer_bytes,
-            )
-        except openai_compat.EndpointError as exc:
-            raise LanguageModelError(str(exc)) from None
-        self.base_url, self.url = self._endpoint.base_url, self._endpoint.url
+        self._connect(
+            base_url,
+            model,
+            api_key,
+            self._wording(key_var),
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_answer_bytes=max_answer_bytes,
+        )
         self.model = self._endpoint.model
-        self.api_key = self._endpoint.api_key
-        self.timeout = self._endpoint.timeout
         self.temperature = temperature
         self.key_var = key_var
         self.max_answer_bytes = max_answer_bytes
@@ -175,9 +172,6 @@ class ChatClient:
             "chat-completions endpoint and that the server caps the model's output (max_tokens).",
             size_limit="MAX_ANSWER_BYTES",
         )
-
-    def __repr__(self) -> str:  # never shows the key
-        return f"ChatClient({self.url!r}, model={self.model!r})"
 
     # -- the calls ---------------------------------------------------------------------------------
     def chat(
@@ -262,9 +256,6 @@ class ChatClient:
         return False
 
     # -- answers and errors ------------------------------------------------------------------------
-    def _fail(self, what: str, fix: str) -> LanguageModelError:
-        return LanguageModelError(self._endpoint.message(what, fix))
-
     def _first_choice(self, body: Any) -> dict[str, Any]:
         """The first choice of a chat-completions answer (a dict, possibly empty)."""
         if not isinstance(body, dict):

@@ -6,6 +6,8 @@ policy, and every way it can fail, worded once.
 ``EndpointError``, whose ``what`` and ``fix`` say what happened (the HTTP status and the server's
 own error text, invalid JSON, the time limit, an answer too large, no connection) and how to fix
 it, in the client's own terms (``Wording``: its settings, its API, what unsetting its URL gives).
+Both clients derive from ``EndpointClient``, which builds their endpoint and raises its failures as
+the client's own error type.
 The policy, the same for every client:
 
 * one total time limit covers every attempt and every wait between them; a request still in
@@ -141,6 +143,50 @@ class EndpointError(Exception):
         self.fix = fix
         self.status = status
         self.detail = detail
+
+
+class EndpointClient:
+    """What both model clients share: ``_connect`` builds their ``Endpoint`` (a refused URL, model
+    or time limit raised as the client's own ``error`` type) and keeps its base URL, URL, key and
+    time limit on the client; ``_fail`` words a failure as that type, naming the endpoint and the
+    model. The repr never shows the key."""
+
+    error: type[Exception] = EndpointError  # what the client raises: its own error type
+
+    def _connect(
+        self,
+        url: str,
+        model: str,
+        api_key: str | None,
+        wording: Wording,
+        *,
+        timeout: float,
+        max_retries: int,
+        backoff: float,
+        max_answer_bytes: int,
+    ) -> None:
+        """``RetryPolicy(max_retries, backoff)``, a negative value taken as 0."""
+        try:
+            self._endpoint = Endpoint(
+                url,
+                model,
+                api_key,
+                wording=wording,
+                policy=RetryPolicy(max(0, max_retries), max(0.0, backoff)),
+                timeout=timeout,
+                max_answer_bytes=max_answer_bytes,
+            )
+        except EndpointError as exc:
+            raise self.error(str(exc)) from None
+        self.base_url, self.url = self._endpoint.base_url, self._endpoint.url
+        self.api_key = self._endpoint.api_key
+        self.timeout = self._endpoint.timeout
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r}, model={self._endpoint.model!r})"
+
+    def _fail(self, what: str, fix: str) -> Exception:
+        return self.error(self._endpoint.message(what, fix))
 
 
 class _DeadlineExceeded(Exception):
