@@ -108,7 +108,7 @@ def decide(
     ``lint_only`` asks for a lint whatever is pending (still only when one is due, unless forced).
     ``Decision.warnings`` names the logs that could not be read."""
     warnings: list[str] = []
-    decision = _decide(settings, state, now=now, force=force, lint_only=lint_only, warnings=warnings)
+    decision = _decide(settings, state, now, force, lint_only, warnings)
     decision.warnings = warnings
     return decision
 
@@ -116,14 +116,12 @@ def decide(
 def _decide(
     settings: Settings,
     state: DreamState,
-    *,
-    now: datetime | None = None,
-    force: bool = False,
-    lint_only: bool = False,
+    now: datetime | None,
+    force: bool,
+    lint_only: bool,
     warnings: list[str],
 ) -> Decision:
-    """What the dream should do now. ``force`` skips the time and fact gates (not retry-then-skip);
-    ``lint_only`` asks for a lint whatever is pending (still only when one is due, unless forced)."""
+    """``decide``'s decision; the logs that could not be read are added to ``warnings``."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     today = now.date()
     logs = list_logs(settings.archive_dir)
