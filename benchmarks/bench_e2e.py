@@ -43,7 +43,8 @@ answers merged by score.
 
 **LongMemEval-S, the dev sample** (``--longmemeval DIR``, 40 questions, MIT). One home per
 question: each user message posted with the assistant's reply that follows it, ``at`` the
-session's date, the chat id the session id and the message's index in it (``<session>:<i>``),
+session's date, the chat id the session id and the message's index in it (``<session>:<i>``, ``i``
+zero-padded to three digits),
 sessions in date order. Asked with ``today`` = the question's date. Measured at the turn level (a
 posted turn whose message or reply LongMemEval marks ``has_answer``) and at the session level (a
 turn of an answer session).
@@ -371,7 +372,7 @@ def _lme_question(
                     break
                 reply.append(str(nxt.get("content", "")))
                 marked = marked or bool(nxt.get("has_answer"))
-            chat = f"{name}:{j}"
+            chat = f"{name}:{j:03d}"  # zero-padded: a session's chats sort in their order
             key = f"{qid}:{chat}"
             turns.append(PostTurn(key, chat, str(t["content"]), "\n\n".join(reply), at))
             group.append((key, str(t["content"])))
@@ -882,6 +883,107 @@ def build_side(server: Server, dev: DevSet, records: Path, workers: int) -> floa
         futures = [pool.submit(post_home, server, u, t, records / f"{u}.jsonl", progress) for u, t in todo]
         for f in futures:
             f.result()
+    return time.perf_counter() - start
+
+
+_INGEST_SETTINGS: dict[str, Any] = {}
+
+
+def _ingest_worker_init(threads: int) -> None:
+    """A bulk-import worker process: torch's threads split between the workers, the model loaded once."""
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def ingest_home(root: Path, user: str, turns: Sequence[PostTurn], path: Path) -> tuple[int, float]:
+    """A home built by the bulk import (``ingest-transcripts``, the library call the CLI command
+    makes): the home's turns are written as the assistant's transcripts (one file per chat, in the
+    format ``keep_turn`` writes), then ingested, in order, exactly once, in this process. The
+    record is the one ``post_home`` writes, each turn's facts read from its ``TurnResult``; its
+    ``ms`` is the turn's write path in process (plan, append, reindex), not an HTTP round trip."""
+    from memory_assets.core.capture.transcripts import transcript_name, turn_lines
+    from memory_assets.core.ops.users import user_settings
+    from memory_assets.core.write_path.extractor_choice import make_extractor
+    from memory_assets.core.write_path.ingest import ingest_transcripts
+
+    start = time.perf_counter()
+    settings = user_settings(root, user)
+    folder = settings.transcripts_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    by_file: dict[str, PostTurn] = {}
+    for t in turns:
+        name = transcript_name(t.chat)
+        by_file[name] = t
+        at = datetime.fromisoformat(t.at.replace("Z", "+00:00"))
+        text = turn_lines(t.chat, t.user[:MAX_TEXT], t.assistant[:MAX_TEXT], at)
+        (folder / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    result = ingest_transcripts(settings, make_extractor(settings))
+    if result.turns != len(turns) or result.warnings:
+        raise BenchError(f"{user}: ingested {result.turns} of {len(turns)} turns; warnings {result.warnings}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for r in result.results:
+            t = by_file[Path(str(r.transcript)).stem]
+            facts = r.summary()["facts"]
+            item = {
+                "turn": t.key,
+                "written": [f["content"] for f in facts if f.get("outcome") in ("new", "revision")],
+                "confirmed": sum(1 for f in facts if f.get("outcome") == "confirmation"),
+                "truncated": int(len(t.user) > MAX_TEXT) + int(len(t.assistant) > MAX_TEXT),
+                "ms": round(1000.0 * sum(r.timings.values()), 1),
+                "server_ms": round(1000.0 * sum(r.timings.values()), 1),
+                "rows_embedded": r.rows_embedded,
+                "turn_rows_embedded": r.turn_rows_embedded,
+                "reindex_error": r.reindex_error,
+            }
+            out.write(json.dumps(item) + "\n")
+        seconds = time.perf_counter() - start
+        out.write(
+            json.dumps({"done": True, "turns": len(turns), "digest": digest(turns), "seconds": seconds})
+            + "\n"
+        )
+    return len(turns), seconds
+
+
+def ingest_side(side_root: Path, dev: DevSet, records: Path, workers: int) -> float:
+    """``build_side`` by the bulk import instead of ``POST``: every home not yet complete in
+    ``records`` ingested by ``ingest_home``, ``workers`` processes at once (torch's threads split
+    between them). Returns the wall time."""
+    import multiprocessing
+
+    todo = [
+        (u, t)
+        for u, t in dev.homes.items()
+        if not (r := read_record(records / f"{u}.jsonl")).done or r.digest != digest(t)
+    ]
+    if not todo:
+        return 0.0
+    total = sum(len(t) for _, t in todo)
+    todo.sort(key=lambda ut: -len(ut[1]))
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    log(
+        f"ingesting {total:,} turns into {len(todo)} {dev.name} homes ({workers} processes, {threads} torch threads each)"
+    )
+    start = last = time.perf_counter()
+    done = 0
+    context = multiprocessing.get_context("spawn")
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_ingest_worker_init, initargs=(threads,)
+    ) as pool:
+        futures = [pool.submit(ingest_home, side_root, u, t, records / f"{u}.jsonl") for u, t in todo]
+        for f in as_completed(futures):
+            done += f.result()[0]
+            now = time.perf_counter()
+            if now - last > 30 or done == total:
+                last = now
+                rate = done / (now - start)
+                log(
+                    f"  ingest/{dev.name}: {done:,}/{total:,} turns ingested, {rate:.1f} turns/s, "
+                    f"about {(total - done) / max(rate, 1e-9) / 60:.0f} min left"
+                )
     return time.perf_counter() - start
 
 
@@ -1622,6 +1724,14 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=3, help="homes posted at once, and questions asked at once (default 3)"
     )
+    parser.add_argument(
+        "--build",
+        choices=("post", "ingest"),
+        default="post",
+        help="how the served sides' homes are built: every turn POSTed to the server (post, the default), or "
+        "the bulk import, ingest-transcripts in --workers processes (ingest; the homes are then asked "
+        "through the server as always)",
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON here")
     parser.add_argument(
         "--misses", action="store_true", help="list the questions now misses @10 (dev data: never commit)"
@@ -1636,6 +1746,8 @@ def main() -> int:
     sides = tuple(s.strip() for s in args.sides.split(",") if s.strip())
     if not sides or any(s not in SIDES for s in sides):
         parser.error(f"--sides takes a comma-separated list of {', '.join(SIDES)}")
+    if args.build == "ingest" and "before" in sides:
+        parser.error("--build ingest imports with this checkout's memory_assets: leave the before side out")
     if args.reuse and args.root is None:
         parser.error("--reuse asks the homes kept under --root: give --root DIR")
     if args.limit_questions is not None and args.limit_questions < 1:
@@ -1715,7 +1827,16 @@ def main() -> int:
 
     root = args.root.resolve() if args.root else Path(tempfile.mkdtemp(prefix="bench_e2e_"))
     root.mkdir(parents=True, exist_ok=True)
+    print(
+        "build   : "
+        + (
+            "the bulk import (ingest-transcripts, in process); asked through the server"
+            if args.build == "ingest"
+            else "every turn POSTed to the server"
+        )
+    )
     summary: dict[str, Any] = {
+        "build": args.build,
         "command": command.strip(),
         "started": datetime.now(UTC).isoformat(),
         "sets": {},
@@ -1747,7 +1868,10 @@ def main() -> int:
                             log(
                                 f"{side}: {len(cleared)} incomplete home(s) of {dev.name} cleared, to post again"
                             )
-                if not args.reuse:
+                if not args.reuse and args.build == "ingest":
+                    for dev in devs:
+                        build_wall[f"{side}/{dev.name}"] = ingest_side(side_root, dev, records, args.workers)
+                elif not args.reuse:
                     server = start_server(side, code, side_root, root / "logs")
                     try:
                         log(f"{side}: serving {side_root} on {server.url}, to post")
