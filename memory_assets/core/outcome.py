@@ -5,15 +5,17 @@ plain fields in its ``to_dict`` or ``summary``.
 
 A ``CheckOutcome`` says whether the check passed, how severe a failure is (``error`` blocks: the CLI
 exits 1; ``warn`` is reported and does not), a one-line summary, problem lines that each name the
-file or day and the fix, numbers for metadata, ``details`` (the rows of a table, which the Dagster
-checks render as markdown) and warnings worth reading that are not failures. It is plain data: the
-CLI prints ``to_dict()`` as JSON and the Dagster layer maps it to an ``AssetCheckResult``.
+file or day and the fix (at most ``MAX_PROBLEMS``: ``capped``), numbers for metadata, ``details``
+(the rows of a table, which the Dagster checks render as markdown) and warnings worth reading that
+are not failures. It is plain data: the CLI prints ``to_dict()`` as JSON and the Dagster layer maps
+it to an ``AssetCheckResult``.
 """
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Severity = Literal["error", "warn"]
+MAX_PROBLEMS = 50  # problem lines an outcome lists; the counts in its metadata are always complete
 
 
 def fields_of(result: object, *names: str) -> dict[str, Any]:
@@ -40,3 +42,11 @@ class CheckOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def capped(problems: list[str]) -> list[str]:
+    """``problems`` as an outcome lists them: at most ``MAX_PROBLEMS`` lines, then one line saying
+    how many more there are."""
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    return [*problems[:MAX_PROBLEMS], f"… and {len(problems) - MAX_PROBLEMS} more (the counts are complete)"]

@@ -65,7 +65,7 @@ from memory_assets.core.knowledge.dream_state import SKIPPED_RETRY_AFTER, UNKNOW
 from memory_assets.core.knowledge.memory_md import read_zones
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
-from memory_assets.core.outcome import CheckOutcome
+from memory_assets.core.outcome import CheckOutcome, capped
 from memory_assets.core.search.ranking import DUPLICATE_COSINE
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.search.turns import turn_identity
@@ -73,19 +73,12 @@ from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE, CORE_FILE, LEGACY_SOURCE_TYPE, NOTEBOOK, TRANSCRIPT, IndexKey
 from memory_assets.core.text import json_object
 
-MAX_PROBLEMS = 50  # problem lines per outcome; the counts in the metadata are always complete
 EXCERPT_CHARS = 80
 REINDEX_FULL = "run `memory-assets reindex --full`, which diffs every file against the table"
 PROBE_ROWS = 20  # rows search_finds_rows searches for
 PROBE_MIN_FOUND = 0.9  # the share of them that must come back in the top 10
 PROBE_MAX_P50_MS = 1000.0  # the probe searches' p50 bound (a warning past it)
 PROBE_QUERY_CHARS = 500
-
-
-def _capped(lines: list[str]) -> list[str]:
-    if len(lines) <= MAX_PROBLEMS:
-        return lines
-    return [*lines[:MAX_PROBLEMS], f"… and {len(lines) - MAX_PROBLEMS} more (the counts are complete)"]
 
 
 def _excerpt(text: str | None) -> str:
@@ -193,7 +186,7 @@ def ids_unique(store: MemoryStore) -> CheckOutcome:
         summary=f"{len(rows)} row(s), every id unique"
         if not dupes
         else f"{len(dupes)} id(s) stored more than once ({extra} extra copies)",
-        problems=_capped(problems),
+        problems=capped(problems),
         metadata={"rows": len(rows), "duplicate_ids": len(dupes), "extra_copies": extra},
         details=details,
     )
@@ -277,7 +270,7 @@ def rows_match_logs(settings: Settings, store: MemoryStore) -> CheckOutcome:
         if not problems
         else f"{len(details)} day(s) disagree with the index: {missing_total} row(s) missing, "
         f"{unexpected_total} unexpected",
-        problems=_capped(problems),
+        problems=capped(problems),
         metadata={
             "logs": len(plans),
             "planned_rows": planned_total,
@@ -376,7 +369,7 @@ def rows_match_transcripts(
         if not problems
         else f"{len(details)} transcript(s) disagree with the index: {missing_total} row(s) missing, "
         f"{unexpected_total} unexpected, {stale_total} stale",
-        problems=_capped(problems),
+        problems=capped(problems),
         metadata={
             "transcripts": checked,
             "planned_rows": planned_total,
@@ -508,7 +501,7 @@ def no_tombstoned_content(settings: Settings, store: MemoryStore) -> CheckOutcom
         if not failed
         else f"{len(offending)} row(s) in {len(by_source)} source(s) and {len(served)} other served "
         "place(s) hold tombstoned content",
-        problems=_capped(problems),
+        problems=capped(problems),
         metadata={
             "tombstones": len(tombs),
             "rows": len(rows),
@@ -572,7 +565,7 @@ def logs_append_only(settings: Settings) -> CheckOutcome:
         if not ordered
         else f"{len(ordered)} daily log(s) had earlier lines changed: "
         + ", ".join(f"archive/{c.filename} line {c.line}" for c in ordered[:5]),
-        problems=_capped([_log_problem(c) for c in ordered]),
+        problems=capped([_log_problem(c) for c in ordered]),
         metadata={
             "logs": seen.logs,
             "recorded_logs": seen.recorded,
@@ -620,7 +613,7 @@ def days_consolidated(settings: Settings) -> CheckOutcome:
         passed=False,
         severity="warn",
         summary=f"{len(days)} day(s) left unconsolidated by the dream",
-        problems=_capped(problems),
+        problems=capped(problems),
         metadata={"unconsolidated": len(days)},
         details=[{"day": d, "why": state.skipped_why.get(d, UNKNOWN_WHY)} for d in days],
     )

@@ -30,12 +30,11 @@ from memory_assets.core.knowledge.folds import Folds, LineState, load_folds
 from memory_assets.core.knowledge.page_index import PageIndex
 from memory_assets.core.knowledge.tombstones import read_tombstones
 from memory_assets.core.knowledge.watermark import WatermarkError, read_watermark
-from memory_assets.core.outcome import CheckOutcome
+from memory_assets.core.outcome import CheckOutcome, capped
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import ARCHIVE
 
 NAME = "facts_accounted_for"
-MAX_PROBLEMS = 50
 RESTORE = "run `memory-assets restore-stranded`, which returns it to the index and to the next dream"
 REINDEX = "run `memory-assets reindex`, which writes the missing row"
 
@@ -160,8 +159,6 @@ def facts_accounted_for(settings: Settings, store: MemoryStore) -> CheckOutcome:
         return CheckOutcome(NAME, False, "error", "the index table needs migrating first", [str(exc)])
     result = account(settings, store)
     lines = result.problems + [s.problem() for s in result.stranded]
-    if len(lines) > MAX_PROBLEMS:
-        lines = [*lines[:MAX_PROBLEMS], f"… and {len(lines) - MAX_PROBLEMS} more (the counts are complete)"]
     total = result.indexed + result.folded + result.forgotten + len(result.stranded)
     kinds = {
         k: sum(1 for s in result.stranded if s.why == k)
@@ -180,7 +177,7 @@ def facts_accounted_for(settings: Settings, store: MemoryStore) -> CheckOutcome:
         passed=passed,
         severity="error",
         summary=summary,
-        problems=lines,
+        problems=capped(lines),
         metadata={
             "fact_lines": total,
             "indexed": result.indexed,

@@ -29,13 +29,12 @@ from memory_assets.core.capture.transcripts import list_transcripts, read_turns
 from memory_assets.core.index.rows import plan_transcript, turn_chunks
 from memory_assets.core.index.store import LegacyTableError, MemoryStore, quote
 from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.outcome import CheckOutcome
+from memory_assets.core.outcome import CheckOutcome, capped
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import TRANSCRIPT
 from memory_assets.core.text import json_object
 
 NAME = "turns_accounted_for"
-MAX_PROBLEMS = 50
 REINDEX = "run `memory-assets reindex`, which writes its missing row(s)"
 
 
@@ -134,8 +133,6 @@ def turns_accounted_for(settings: Settings, store: MemoryStore, today: date | No
         return CheckOutcome(NAME, False, "error", "the index table needs migrating first", [str(exc)])
     result = account_turns(settings, store, today)
     lines = [s.problem() for s in result.stranded]
-    if len(lines) > MAX_PROBLEMS:
-        lines = [*lines[:MAX_PROBLEMS], f"… and {len(lines) - MAX_PROBLEMS} more (the counts are complete)"]
     passed = not result.stranded
     retention = settings.transcript_retention_days
     kept = f"{retention} day(s)" if retention > 0 else "forever"
@@ -153,7 +150,7 @@ def turns_accounted_for(settings: Settings, store: MemoryStore, today: date | No
         passed=passed,
         severity="error",
         summary=summary,
-        problems=lines,
+        problems=capped(lines),
         metadata={
             "turns": result.turns,
             "transcripts": result.transcripts,
