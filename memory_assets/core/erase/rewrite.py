@@ -25,7 +25,7 @@ from memory_assets.core.knowledge.chunking import GENERATED_CLOSE, GENERATED_OPE
 from memory_assets.core.knowledge.keyed_hash import keyed_hash, words
 from memory_assets.core.knowledge.page_index import clean_line
 from memory_assets.core.knowledge.tombstones import erased_line
-from memory_assets.core.text import normalise
+from memory_assets.core.text import json_object, normalise
 
 _KEEP_KEYS = frozenset({"ts", "role"})  # a transcript line's fields that hold no one's words
 
@@ -242,11 +242,7 @@ def erase_tombstones(path: Path, needles: Needles, plan: Plan, key: bytes) -> in
         for line in old:
             if not line.strip():
                 continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                value = None
-            content = value.get("content") if isinstance(value, dict) else None
+            content = json_object(line).get("content")
             if isinstance(content, str) and needles.found(content):
                 line = erased_line(keyed_hash(key, content), len(words(content)), whole=True).rstrip("\n")
                 changed += 1
