@@ -45,6 +45,7 @@ from pathlib import Path
 
 from memory_assets.core.durable import append_durable, file_lock, write_atomic
 from memory_assets.core.settings import child_environment
+from memory_assets.core.text import json_object
 
 # The child's address space: 4 GiB plus twice the table's files. A healthy read of a 100k-row
 # table (190 MB of files) peaked at about 1 GiB resident; the garbled table of the tests asks for
@@ -330,13 +331,11 @@ def verify(
 
 
 def _last_json(text: str) -> dict[str, object]:
+    """The child's report: the last line of its output that is a JSON object with fields ({} when
+    none is)."""
     for line in reversed(text.strip().splitlines()):
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
+        if report := json_object(line):
+            return report
     return {}
 
 
