@@ -903,6 +903,7 @@ def ingest_home(root: Path, user: str, turns: Sequence[PostTurn], path: Path) ->
     record is the one ``post_home`` writes, each turn's facts read from its ``TurnResult``; its
     ``ms`` is the turn's write path in process (plan, append, reindex), not an HTTP round trip."""
     from memory_assets.core.capture.transcripts import transcript_name, turn_lines
+    from memory_assets.core.home import Home
     from memory_assets.core.ops.users import user_settings
     from memory_assets.core.write_path.extractor_choice import make_extractor
     from memory_assets.core.write_path.ingest import ingest_transcripts
@@ -918,9 +919,16 @@ def ingest_home(root: Path, user: str, turns: Sequence[PostTurn], path: Path) ->
         at = datetime.fromisoformat(t.at.replace("Z", "+00:00"))
         text = turn_lines(t.chat, t.user[:MAX_TEXT], t.assistant[:MAX_TEXT], at)
         (folder / f"{name}.jsonl").write_text(text, encoding="utf-8")
-    result = ingest_transcripts(settings, make_extractor(settings))
-    if result.turns != len(turns) or result.warnings:
-        raise BenchError(f"{user}: ingested {result.turns} of {len(turns)} turns; warnings {result.warnings}")
+    home = Home(settings)  # as the CLI's ingest-transcripts builds its parts
+    result = ingest_transcripts(
+        settings, make_extractor(settings), store=home.store, embedder=home.write_path_embedder()
+    )
+    failed = sorted({r.reindex_error for r in result.results if r.reindex_error})
+    if result.turns != len(turns) or result.warnings or failed:
+        raise BenchError(
+            f"{user}: ingested {result.turns} of {len(turns)} turns; warnings {result.warnings}; "
+            f"reindex errors {failed}"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
         for r in result.results:
