@@ -198,6 +198,25 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
     async def status(user_id: User) -> dict[str, Any]:
         return await service.status(user_id)
 
+    @router.get(
+        "/v1/users/{user_id}/upkeep",
+        tags=["admin"],
+        summary="What the user's home needs: the upkeep's look, nothing done (admin only)",
+        description=(
+            "What `memory-assets upkeep --dry-run --root ROOT --user ID` finds: the index keys the "
+            "index is behind on, the transcript sessions the write path is behind on, the dream's "
+            "decision, a hand-off to retire, the dedup measurement, an optimize and the failed steps "
+            "due again (`work`), the days whose logs grew, and whether a request of the upkeep's "
+            "planner is in flight. Ids, file names, days and counts only: never a person's words."
+        ),
+    )
+    async def upkeep(user_id: User, principal: Annotated[Principal, Depends(caller)]) -> dict[str, Any]:
+        if not principal.admin:
+            raise ApiError(
+                403, "forbidden", "what a home needs is asked with an admin token", "use an admin token"
+            )
+        return await service.look(user_id)
+
     @router.delete(
         "/v1/users/{user_id}",
         tags=["write"],
@@ -256,5 +275,5 @@ def written(answer: dict[str, Any], replayed: bool) -> JSONResponse:
 
 # The user routes' shape: what a path that matched none of them holds as its user id.
 USER_PATH = re.compile(
-    r"(?P<user>.*?)/(?:turns|memories(?:/[^/]*)?|search|forget|unforget|erase|status)/?", re.S
+    r"(?P<user>.*?)/(?:turns|memories(?:/[^/]*)?|search|forget|unforget|erase|status|upkeep)/?", re.S
 )

@@ -50,6 +50,7 @@ from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError, make_embedder
 from memory_assets.core.ops.delete_user import delete_user, finish_deletions, plan, user_target
 from memory_assets.core.ops.status import home_status
+from memory_assets.core.ops.upkeep.one_home import look_now
 from memory_assets.core.ops.users import (
     USER_ID_RULE,
     DeletionPending,
@@ -407,6 +408,14 @@ class MemoryService:
             lambda home: _in_home(
                 home_status(home.reader.settings, home.reader.store), home.reader.settings.home
             ),
+        )
+
+    async def look(self, user_id: str) -> dict[str, Any]:
+        """What the user's home needs now, as the upkeep's planner finds it
+        (``core/ops/upkeep/one_home.look_now``: the planner's state at the root read, nothing
+        done or kept), without a person's words (``Look.without_words``)."""
+        return await self._read(
+            user_id, lambda home: look_now(home.reader, self.root, user_id).without_words()
         )
 
     async def users(self) -> list[str]:

@@ -152,6 +152,16 @@ class Look:
             "pending": self.pending,
         }
 
+    def without_words(self) -> dict[str, object]:
+        """``to_dict`` with no person's words in it, for a face that answers beyond the home's
+        own person (the service's admin): ids, index keys (file names), days, counts and the
+        core's own reasons. The dream's ``reason`` is left out: it may quote a failed attempt's
+        error, which may quote a text."""
+        out = self.to_dict()
+        if self.dream is not None:
+            out["dream"] = {k: v for k, v in self.dream.to_dict().items() if k != "reason"}
+        return out
+
 
 def look_at(
     home: Home,
