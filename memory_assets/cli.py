@@ -164,21 +164,13 @@ def cmd_dedup_report(args: argparse.Namespace) -> Any:
 def cmd_check(args: argparse.Namespace) -> int:
     """Run every invariant check; print them (or a JSON list); the exit status is 1 when a check
     of error severity failed. Prints its own output and returns the exit status."""
-    from memory_assets.core.audit.checks import run_all
-    from memory_assets.core.capture.ledger import accept
-    from memory_assets.core.legacy.find import CHECK_NAME, recorded_nowhere_else
-    from memory_assets.core.outcome import CheckOutcome
+    from memory_assets.core.ops.check import accept_logs, check_home
 
     home = _home(args)
-    settings = home.settings
     if args.accept_log:
-        for name in accept(settings.memory_dir, args.accept_log, settings.archive_dir):
+        for name in accept_logs(home, args.accept_log):
             print(f"accepted archive/{name} as it is now: the ledger's new record", file=sys.stderr)
-    outcomes = run_all(settings, home.store, home.embedder)
-    try:
-        outcomes.append(recorded_nowhere_else(settings))
-    except RuntimeError as exc:  # the table cannot be read (damaged, say): reported like run_all's
-        outcomes.append(CheckOutcome(CHECK_NAME, False, "error", "the check could not run", [str(exc)]))
+    outcomes = check_home(home)
     if args.json:
         print(json.dumps([o.to_dict() for o in outcomes], ensure_ascii=False))
     else:
@@ -221,52 +213,29 @@ def cmd_memory_md(args: argparse.Namespace) -> Any:
 
 
 def cmd_write_turn(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.extraction import Turn
-    from memory_assets.core.write_path.extractor_choice import make_extractor
-    from memory_assets.core.write_path.process import process_turn
+    from memory_assets.core.ops.write import write_turn
 
-    home = _home(args)
-    turn = Turn(args.user, args.assistant or "", args.chat_id, args.at)
-    result = process_turn(
-        turn,
-        home.settings,
-        extractor=make_extractor(home.settings),
-        store=home.store,
-        embedder=home.write_path_embedder(),
-    )
-    return result.summary()
+    return write_turn(_home(args), args.user, args.assistant or "", args.chat_id, args.at).summary()
 
 
 def cmd_remember(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.remember import remember
+    from memory_assets.core.ops.write import add_memory
 
-    home = _home(args)
-    result = remember(
+    result = add_memory(
+        _home(args),
         args.text,
-        home.settings,
         category=args.category,
         importance=args.importance,
         chat_id=args.chat_id,
         at=args.at,
-        store=home.store,
-        embedder=home.write_path_embedder(),
     )
     return result.summary()
 
 
 def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.write_path.extractor_choice import make_extractor
-    from memory_assets.core.write_path.ingest import ingest_transcripts
+    from memory_assets.core.ops.write import ingest
 
-    home = _home(args)
-    result = ingest_transcripts(
-        home.settings,
-        make_extractor(home.settings),
-        store=home.store,
-        embedder=home.write_path_embedder(),
-        sessions=set(args.session) if args.session else None,
-        limit=args.limit,
-    )
+    result = ingest(_home(args), sessions=set(args.session) if args.session else None, limit=args.limit)
     for warning in result.warnings:
         logging.getLogger("memory_assets").warning(warning)
     return result.summary()
@@ -274,17 +243,12 @@ def cmd_ingest_transcripts(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_dream(args: argparse.Namespace) -> Any:
     """Prints its result; exits 1 when a dream run failed or the reconcile after it did."""
-    from memory_assets.core.dream.consolidator_choice import make_consolidator
-    from memory_assets.core.ops.dream import dream_then_reconcile
+    from memory_assets.core.ops.dream import dream_preview, dream_then_reconcile
 
     home = _home(args)
-    settings = home.settings
-    consolidator = make_consolidator(settings)
     ticks = 1000 if args.all else 1
     if args.dry_run:
-        from memory_assets.core.dream.dry_run import dry_run
-
-        preview = dry_run(settings, consolidator, ticks=ticks, force=args.force, lint_only=args.lint)
+        preview = dream_preview(home, ticks=ticks, force=args.force, lint_only=args.lint)
         runs = [r.to_dict() for r in preview.results]
         if args.json:
             return {
@@ -300,7 +264,7 @@ def cmd_dream(args: argparse.Namespace) -> Any:
             )
         print(f"# dry run: {len(preview.files_changed)} vault file(s) would change; the home was not touched")
         return None
-    out = dream_then_reconcile(home, consolidator, ticks=ticks, force=args.force, lint_only=args.lint)
+    out = dream_then_reconcile(home, ticks=ticks, force=args.force, lint_only=args.lint)
     _print_result(args, out)
     # A failed run (ok: false) or a failed reconcile exits 1, so cron and scripts can tell.
     failed = any(not run["ok"] for run in out["runs"]) or "error" in out.get("reindex", {})
@@ -308,10 +272,9 @@ def cmd_dream(args: argparse.Namespace) -> Any:
 
 
 def cmd_reconcile(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.reconcile import reconcile
+    from memory_assets.core.ops.dream import reconcile_home
 
-    home = _home(args)
-    return reconcile(home.settings, home.indexer).to_dict()
+    return reconcile_home(_home(args)).to_dict()
 
 
 def cmd_upkeep(args: argparse.Namespace) -> Any:
@@ -359,15 +322,13 @@ def cmd_restore_stranded(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.reconcile import forget
+    from memory_assets.core.ops.forget import forget
 
     given = [n for n in ("text", "id", "chat", "day") if getattr(args, n)]
     if len(given) != 1:
         raise SettingsError("forget needs exactly one of TEXT, --id ROW_ID, --chat ID and --day YYYY-MM-DD")
-    home = _home(args)
     return forget(
-        home.settings,
-        home.indexer,
+        _home(args),
         text=args.text,
         row_id=args.id,
         chat=args.chat,
@@ -377,7 +338,7 @@ def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_erase(args: argparse.Namespace) -> Any:
-    from memory_assets.core.erase import Request, erase, resume
+    from memory_assets.core.ops.forget import erase, resume_erase
 
     if args.all:
         return _erase_all(args)
@@ -385,7 +346,7 @@ def cmd_erase(args: argparse.Namespace) -> Any:
         raise SettingsError("erase --root and --user go with --all: the whole home of that user")
     home = _home(args)
     if args.resume:
-        return resume(home.settings, home.indexer) or {"resumed": None, "note": "no unfinished erase"}
+        return resume_erase(home) or {"resumed": None, "note": "no unfinished erase"}
     given = [n for n in ("text", "id", "chat", "day") if getattr(args, n)]
     if len(given) != 1:
         raise SettingsError("erase needs exactly one of TEXT, --id ROW_ID, --chat ID and --day YYYY-MM-DD")
@@ -393,18 +354,17 @@ def cmd_erase(args: argparse.Namespace) -> Any:
         raise SettingsError(
             "erase --force goes with --yes: run it first without either to see what it would remove"
         )
-    day = args.day.isoformat() if args.day else None
-    request = Request(text=args.text, row_id=args.id, chat=args.chat, day=day)
-    return erase(home.settings, home.indexer, request, confirm=args.yes, force=args.force)
+    return erase(
+        home, text=args.text, row_id=args.id, chat=args.chat, day=args.day, confirm=args.yes, force=args.force
+    )
 
 
 def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.reconcile import unforget
+    from memory_assets.core.ops.forget import unforget
 
     if sum(bool(getattr(args, n)) for n in ("text", "chat", "day")) != 1:
         raise SettingsError("unforget needs exactly one of TEXT, --chat ID and --day YYYY-MM-DD")
-    home = _home(args)
-    return unforget(home.settings, home.indexer, args.text, chat=args.chat, day=args.day)
+    return unforget(_home(args), args.text, chat=args.chat, day=args.day)
 
 
 def _erase_all(args: argparse.Namespace) -> Any:

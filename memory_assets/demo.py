@@ -330,23 +330,14 @@ def forget_and_erase(home: Home, today: date) -> bool:
     """A person's two requests: forget (hidden from everything served, the markdown keeps it) and
     erase (every byte gone), each with its answer; the legacy backup goes first (erase cannot
     rewrite a copy of the index and says so)."""
-    from memory_assets.core.erase import Request, erase
     from memory_assets.core.legacy.backup import forget_backup, list_backups
-    from memory_assets.core.reconcile import forget
-    from memory_assets.core.write_path.extraction import Turn
-    from memory_assets.core.write_path.extractor_choice import make_extractor
-    from memory_assets.core.write_path.process import process_turn
+    from memory_assets.core.ops.forget import erase, forget
+    from memory_assets.core.ops.write import write_turn
 
     settings = home.settings
     print("forget and erase (a person's right):")
-    process_turn(
-        Turn(user=PRIVATE, chat_id="demo-privacy"),
-        settings,
-        extractor=make_extractor(settings),
-        store=home.store,
-        embedder=home.write_path_embedder(),
-    )
-    hidden = forget(settings, home.indexer, PRIVATE_NUMBER)
+    write_turn(home, PRIVATE, chat_id="demo-privacy")
+    hidden = forget(home, PRIVATE_NUMBER)
     shown = [
         h
         for h in search(home.store, "passport number", embedder=home.embedder, settings=settings)
@@ -360,9 +351,9 @@ def forget_and_erase(home: Home, today: date) -> bool:
     for backup in list_backups(settings):
         forget_backup(settings, backup["backup"], remove_copy=True)
         print(f"  legacy backup {backup['backup']} removed first (erase cannot rewrite a copy of the index)")
-    plan = erase(settings, home.indexer, Request(text=PRIVATE_NUMBER))
+    plan = erase(home, text=PRIVATE_NUMBER)
     print(f"  erase {PRIVATE_NUMBER!r}, the plan (nothing changed yet): {plan['would_remove']}")
-    receipt = erase(settings, home.indexer, Request(text=PRIVATE_NUMBER), confirm=True)
+    receipt = erase(home, text=PRIVATE_NUMBER, confirm=True)
     places = sum(len(v) for v in receipt["changed"].values())
     print(
         f"  erase --yes: receipt {receipt['id']}: {places} file(s) rewritten, index versions pruned, "
@@ -386,7 +377,7 @@ def main() -> int:
     said = seed_transcripts(settings, today)
     import dagster as dg
 
-    from memory_assets.core.audit.checks import run_all
+    from memory_assets.core.ops.check import check_home
     from memory_assets.definitions import defs
     from memory_assets.defs.index.sensors import daily_log_sensor, vault_sensor
     from memory_assets.defs.partitions import day_range_tags, register_days
@@ -498,9 +489,7 @@ def main() -> int:
             result = sensor(context)
         print(f"  {sensor.name}: {len(result.run_requests or [])} runs requested")
     print("invariant checks (`memory-assets check`, also asset checks in the UI):")
-    from memory_assets.core.legacy.find import recorded_nowhere_else
-
-    outcomes = [*run_all(settings, store, embedder), recorded_nowhere_else(settings)]
+    outcomes = check_home(home)
     for outcome in outcomes:
         print(f"  {'passed' if outcome.passed else 'FAILED'}  {outcome.name}: {outcome.summary}")
     if not forget_and_erase(home, today):

@@ -1,4 +1,6 @@
-"""The dream followed by its reconcile, as one call (``memory-assets dream``).
+"""The dream and its reconcile as a face asks for them (``memory-assets dream``, ``reconcile``).
+
+``dream_then_reconcile``: the dream followed by its reconcile, as one call.
 
 A productive dream (the watermark advanced, or pages changed) is followed at once by the
 reconcile: retire what it folded, sweep, optimize. So is any dream that leaves the hand-off
@@ -7,21 +9,34 @@ itself productive, and a dream killed before its reconcile left the hand-off for
 work standing and is reported in the result; the next ``reconcile`` (the CLI's, or the
 reconcile schedule's in Dagster) retries it, because the hand-off is truncated only after its
 lines are retired. Dagster runs the same pair as two jobs joined by a run-status sensor.
+
+``dream_preview``: what the dream would write to the vault, run on a clone of the home
+(``core/dream/dry_run.py``); the home is not touched. ``reconcile_home``: the reconcile alone.
+
+The consolidator is the home's configured one (``make_consolidator``) unless one is given.
 """
 
 from typing import Any
 
 from memory_assets.core.dream.consolidator import Consolidator
+from memory_assets.core.dream.consolidator_choice import make_consolidator
+from memory_assets.core.dream.dry_run import DryRun, dry_run
 from memory_assets.core.dream.runner import run_dream
 from memory_assets.core.home import Home
-from memory_assets.core.reconcile import handoff_pending, reconcile
+from memory_assets.core.reconcile import ReconcileResult, handoff_pending, reconcile
 
 
 def dream_then_reconcile(
-    home: Home, consolidator: Consolidator, *, ticks: int = 1, force: bool = False, lint_only: bool = False
+    home: Home,
+    consolidator: Consolidator | None = None,
+    *,
+    ticks: int = 1,
+    force: bool = False,
+    lint_only: bool = False,
 ) -> dict[str, Any]:
     """Up to ``ticks`` dream runs (stopping at an idle, busy or failed one, or after a lint), then
     the reconcile when any was productive. Returns ``{"runs": [...], "reindex": {...}}``."""
+    consolidator = consolidator or make_consolidator(home.settings)
     runs = []
     for _ in range(ticks):
         result = run_dream(home.settings, consolidator, force=force, lint_only=lint_only)
@@ -35,3 +50,26 @@ def dream_then_reconcile(
         except Exception as exc:  # the dream's work stands; the reconcile schedule retries
             out["reindex"] = {"error": f"{type(exc).__name__}: {exc}"}
     return out
+
+
+def dream_preview(
+    home: Home,
+    consolidator: Consolidator | None = None,
+    *,
+    ticks: int = 1,
+    force: bool = False,
+    lint_only: bool = False,
+) -> DryRun:
+    """What up to ``ticks`` dream runs would change in the vault (its diff), the home untouched."""
+    return dry_run(
+        home.settings,
+        consolidator or make_consolidator(home.settings),
+        ticks=ticks,
+        force=force,
+        lint_only=lint_only,
+    )
+
+
+def reconcile_home(home: Home) -> ReconcileResult:
+    """The reconcile alone: the hand-off's folded lines retired, the index swept, the table optimised."""
+    return reconcile(home.settings, home.indexer)
