@@ -15,9 +15,14 @@ The policies, one per use:
   ``MEMORY_UPKEEP_RETRY_S``);
 * ``LANE_REINDEX_RETRY``: a day whose reindex failed after the memory service appended its turns,
   retried by the user's write lane (``server/lane.py``), then left to the next write of that day,
-  the start-up catch-up or a sensor.
+  the start-up catch-up or a sensor;
+* ``MODEL_REQUEST_RETRY``: a request to a model's OpenAI-compatible endpoint that met a connection
+  error, a 5xx or a 429 (``core/models/openai_compat.py``, whose ``RetryPolicy`` bounds the number
+  of retries and the call's total time, and may take another first wait); no most of its own, as
+  the call's time limit bounds every wait.
 """
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -56,3 +61,4 @@ class Backoff:
 RUN_RETRY = Backoff("a requested run that failed or was lost", first_s=30.0, max_s=3600.0)
 UPKEEP_RETRY = Backoff("a home whose upkeep failed", first_s=60.0, max_s=3600.0)
 LANE_REINDEX_RETRY = Backoff("a day the write lane could not reindex", waits=(5.0, 30.0, 120.0))
+MODEL_REQUEST_RETRY = Backoff("a failed request to a model's endpoint", first_s=0.5, max_s=math.inf)

@@ -3,7 +3,13 @@ then none, a setting's first wait, and each use's values."""
 
 from itertools import islice
 
-from memory_assets.core.backoff import LANE_REINDEX_RETRY, RUN_RETRY, UPKEEP_RETRY, Backoff
+from memory_assets.core.backoff import (
+    LANE_REINDEX_RETRY,
+    MODEL_REQUEST_RETRY,
+    RUN_RETRY,
+    UPKEEP_RETRY,
+    Backoff,
+)
 
 
 def test_a_doubling_policy_doubles_up_to_its_most() -> None:
@@ -22,3 +28,4 @@ def test_each_use_keeps_its_values() -> None:
     assert (RUN_RETRY.first_s, RUN_RETRY.max_s) == (30.0, 3600.0)
     assert (UPKEEP_RETRY.first_s, UPKEEP_RETRY.max_s) == (60.0, 3600.0)
     assert RUN_RETRY.wait(20) == UPKEEP_RETRY.wait(20) == 3600.0
+    assert [MODEL_REQUEST_RETRY.wait(n) for n in range(4)] == [0.5, 1.0, 2.0, 4.0]

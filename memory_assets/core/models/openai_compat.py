@@ -33,10 +33,11 @@ from typing import Any
 
 import requests
 
+from memory_assets.core.backoff import MODEL_REQUEST_RETRY
 from memory_assets.core.text import excerpt
 
 RETRIES = 3  # further attempts after a connection error, a 5xx or a 429
-BACKOFF = 0.5  # seconds before the first retry; doubles each time
+BACKOFF = MODEL_REQUEST_RETRY.first_s  # seconds before the first retry; doubles each time
 MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this many seconds
 
 
@@ -67,8 +68,8 @@ def server_error_text(body: str) -> str:
 @dataclass(frozen=True)
 class RetryPolicy:
     """When a failed attempt is sent again: at most ``retries`` more times, the n-th (0-based)
-    after ``backoff * 2**n`` seconds, or after the server's ``Retry-After`` when that is longer
-    (capped at ``max_retry_after``)."""
+    after ``MODEL_REQUEST_RETRY``'s wait starting at ``backoff`` seconds (``backoff * 2**n``), or
+    after the server's ``Retry-After`` when that is longer (capped at ``max_retry_after``)."""
 
     retries: int = RETRIES
     backoff: float = BACKOFF
@@ -79,7 +80,7 @@ class RetryPolicy:
         would not end before ``deadline`` (a ``time.monotonic()`` value)."""
         if retries_done >= self.retries:
             return None
-        delay = max(0.0, self.backoff) * (2**retries_done)
+        delay = MODEL_REQUEST_RETRY.starting_at(max(0.0, self.backoff)).wait(retries_done)
         if retry_after:
             with contextlib.suppress(ValueError):
                 delay = max(delay, min(float(retry_after), self.max_retry_after))
