@@ -40,6 +40,7 @@ from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import run_dream
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.search.ranking import Hit
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.knowledge.claims import similarity
 from memory_assets.core.settings import Settings
@@ -81,7 +82,14 @@ def measure(settings: Settings, indexer: Indexer, truth: dict) -> dict[str, obje
     embedder = indexer.embedder
     retained = 0
     for fact in truth["latest"]:
-        hits = search(indexer.store, fact, embedder=embedder, settings=settings, limit=5, log_recall=False)
+        hits = search(
+            indexer.store,
+            fact,
+            SearchFilters(limit=5),
+            embedder=embedder,
+            settings=settings,
+            log_recall=False,
+        )
         retained += any(holds(h, fact) or fact.lower() in h.content.lower() for h in hits)
     reversals_ok = 0
     failed: list[str] = []
@@ -94,7 +102,12 @@ def measure(settings: Settings, indexer: Indexer, truth: dict) -> dict[str, obje
         ok = True
         for query in (reversal["question"], *reversal["stale"]):
             hits = search(
-                indexer.store, query, embedder=embedder, settings=settings, limit=10, log_recall=False
+                indexer.store,
+                query,
+                SearchFilters(limit=10),
+                embedder=embedder,
+                settings=settings,
+                log_recall=False,
             )
             first = next(
                 (h for h in hits if any(holds(h, t) for t in (*reversal["newest"], *reversal["stale"]))), None

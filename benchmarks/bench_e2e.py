@@ -1930,6 +1930,7 @@ def home_cost(side_root: Path, dev: DevSet, rounds: int) -> dict[str, Any]:
     from memory_assets.core.models.embedder import shared_embedder
     from memory_assets.core.ops.users import user_settings
     from memory_assets.core.search import retrieval
+    from memory_assets.core.search.filters import SearchFilters
     from memory_assets.core.search.retrieval import search
 
     vectors = shared_embedder().embed([q.text for q in dev.questions])
@@ -1941,8 +1942,8 @@ def home_cost(side_root: Path, dev: DevSet, rounds: int) -> dict[str, Any]:
 
         def one(store: Any = store, q: Question = q, vector: Any = vector, settings: Any = settings) -> Any:
             return search(
-                store, q.text, query_vector=vector, settings=settings, limit=10,
-                today=date.fromisoformat(q.today), log_recall=False,
+                store, q.text, SearchFilters(limit=10, today=date.fromisoformat(q.today)),
+                query_vector=vector, settings=settings, log_recall=False,
             )  # fmt: skip
 
         chains: list[Any] = []

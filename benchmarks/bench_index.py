@@ -45,6 +45,7 @@ from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import BULK_ROWS, Indexer
 from memory_assets.core.search.ranking import CANDIDATE_FACTOR
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import (
     ANN_NPROBES,
     ANN_REFINE,
@@ -477,7 +478,9 @@ def bench_commits(root: Path, rebuilt: Settings) -> None:
     queries = query_sentences(30, seed=66)
 
     def fts_p50(st: MemoryStore) -> str:
-        lat = latency_ms(lambda i: search(st, queries[i], embedder=None, limit=10), len(queries), warmup=3)
+        lat = latency_ms(
+            lambda i: search(st, queries[i], SearchFilters(limit=10), embedder=None), len(queries), warmup=3
+        )
         return f"{lat['p50']:.1f} ms"
 
     for label, s in (("(c) day table above", settings), ("(b) rebuilt table", rebuilt)):
@@ -623,12 +626,17 @@ def bench_search(
     )
 
     def hybrid(i: int) -> list[str]:
-        hits = search(store, queries[i], query_vector=qvecs[i], limit=10, today=today, settings=settings)
+        hits = search(
+            store, queries[i], SearchFilters(limit=10, today=today), query_vector=qvecs[i], settings=settings
+        )
         return [h.id for h in hits]
 
     def fts_only(i: int) -> list[str]:
         return [
-            h.id for h in search(store, queries[i], embedder=None, limit=10, today=today, settings=settings)
+            h.id
+            for h in search(
+                store, queries[i], SearchFilters(limit=10, today=today), embedder=None, settings=settings
+            )
         ]
 
     def vector_component(i: int, ann: bool) -> list[str]:

@@ -67,6 +67,7 @@ from baselines import search_before_real_data as before_search
 from memory_assets.core.capture.daily_log import LogFact, append_facts, sanitise_fact
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.search.ranking import RANKING, Ranking
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder, shared_embedder
@@ -315,11 +316,9 @@ def ranked(ranking: Ranking, context: int = 0) -> Searcher:
         hits = search(
             home.store,
             q.text,
+            SearchFilters(limit=10, today=home.conversation.today, context=context),
             query_vector=home.vectors[i],
-            limit=10,
-            today=home.conversation.today,
             ranking=ranking,
-            context=context,
         )
         return [(h.content, [c.content for c in h.context]) for h in hits]
 

@@ -85,6 +85,7 @@ from memory_assets.core.index.async_reads import run
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.search.ranking import RANKING, Ranking
 from memory_assets.core.search import retrieval
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import TURN_ROWS, search
 from memory_assets.core.search.turns import SAID_COLUMNS
 from memory_assets.core.index.rows import IndexRow, plan_transcript, turn_chunks
@@ -607,11 +608,9 @@ def ranked(ranking: Ranking, context: int = 0) -> Callable[..., list[tuple[str, 
         hits = search(
             home.store,
             q.text,
+            SearchFilters(limit=10, today=TODAY, context=context),
             query_vector=home.vectors[i],
-            limit=10,
-            today=TODAY,
             ranking=ranking,
-            context=context,
             settings=settings,
         )
         return [(h.content, [c.content for c in h.context]) for h in hits]

@@ -80,6 +80,7 @@ def ask(copy: Path, records: Path, dev: e2e.DevSet, ranking: Any = None) -> dict
     from memory_assets.core.home import Home
     from memory_assets.core.ops.users import user_settings
     from memory_assets.core.search.ranking import RANKING
+    from memory_assets.core.search.filters import SearchFilters
     from memory_assets.core.search.retrieval import search
 
     recs = {u: e2e.read_record(records / f"{u}.jsonl") for u in dev.homes}
@@ -97,8 +98,8 @@ def ask(copy: Path, records: Path, dev: e2e.DevSet, ranking: Any = None) -> dict
             found += [
                 (user, h.to_dict())
                 for h in search(
-                    store, q.text, query_vector=vector, settings=settings, limit=10,
-                    today=date.fromisoformat(q.today), log_recall=False, ranking=ranking or RANKING,
+                    store, q.text, SearchFilters(limit=10, today=date.fromisoformat(q.today)),
+                    query_vector=vector, settings=settings, log_recall=False, ranking=ranking or RANKING,
                 )
             ]  # fmt: skip
         found.sort(key=lambda r: -float(r[1].get("score", 0.0)))  # two homes: merged by score

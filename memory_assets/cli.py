@@ -98,25 +98,23 @@ def cmd_optimize(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_search(args: argparse.Namespace) -> Any:
-    from memory_assets.core.search.retrieval import search
+    from memory_assets.core.search.filters import SearchFilters
 
     home = _home(args)
     settings, store = home.settings, home.store
-    embedder = None if args.no_embed else home.embedder
+    # The flags' one translation (flag -> SearchFilters field): --limit -> limit, --source-type
+    # (repeatable) -> source_types, --since -> since, --until -> until, --context -> context.
+    filters = SearchFilters(
+        limit=args.limit,
+        source_types=args.source_type,
+        since=args.since,
+        until=args.until,
+        context=args.context,
+    )
 
     def run(query: str) -> list[dict[str, Any]]:
-        hits = search(
-            store,
-            query,
-            embedder=embedder,
-            limit=args.limit,
-            source_types=args.source_type,
-            date_from=args.since,
-            date_to=args.until,
-            settings=settings,
-            context=args.context,
-        )
-        out = [_hit_dict(h, context=args.context > 0) for h in hits]
+        hits = home.search(query, filters, embed=not args.no_embed)
+        out = [_hit_dict(h, context=filters.context > 0) for h in hits]
         if args.explain:  # where each hit came from, back to what was said (core/index/lineage.py)
             from memory_assets.core.index.lineage import trace_ids
 
@@ -640,7 +638,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--queries-file", help="one query a line; prints one JSON list a line")
     p.add_argument(
-        "--source-type", action="append", help="archive_log, notebook, core_file, legacy_direct (repeatable)"
+        "--source-type",
+        action="append",
+        help="archive_log, notebook, core_file, transcript, legacy_direct (repeatable)",
     )
     p.add_argument("--since", type=date.fromisoformat, help="facts on or after YYYY-MM-DD")
     p.add_argument("--until", type=date.fromisoformat, help="facts on or before YYYY-MM-DD")

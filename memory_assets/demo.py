@@ -26,6 +26,7 @@ from typing import Any
 from memory_assets.core.capture.daily_log import LogFact, append_facts, list_logs
 from memory_assets.core.home import Home
 from memory_assets.core.ops.status import home_status, init_home
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings, quiet_native_logs
 from memory_assets.core.sources import TRANSCRIPT
@@ -433,7 +434,7 @@ def main() -> int:
     query = "how often should I drink water?"
     print(f"search: {query!r}")
     store, embedder = home.store, home.embedder
-    for hit in search(store, query, embedder=embedder, settings=settings, limit=3):
+    for hit in search(store, query, SearchFilters(limit=3), embedder=embedder, settings=settings):
         repeats = f" (+{hit.duplicates} near-duplicate rows collapsed)" if hit.duplicates else ""
         print(
             f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[-1][:90]}{repeats}"
@@ -443,7 +444,9 @@ def main() -> int:
     asked = today - timedelta(days=5)
     query_day = f"what did I mention on {asked.day} {asked:%B}?"
     print(f"search with --context 1: {query_day!r}")
-    for hit in search(store, query_day, embedder=embedder, settings=settings, limit=3, context=1):
+    for hit in search(
+        store, query_day, SearchFilters(limit=3, context=1), embedder=embedder, settings=settings
+    ):
         print(
             f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}{' date match' if hit.date_match else ''}] "
             f"{hit.content[:80]}"
@@ -453,7 +456,7 @@ def main() -> int:
     # The recall tier: a turn no rule extracted a fact from is kept verbatim and indexed, so what
     # was said stays findable.
     print(f"search, the recall tier (a turn from which no fact was extracted): {RECALL_QUERY!r}")
-    recalled = search(store, RECALL_QUERY, embedder=embedder, settings=settings, limit=3)
+    recalled = search(store, RECALL_QUERY, SearchFilters(limit=3), embedder=embedder, settings=settings)
     for hit in recalled:
         print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content[:90]}")
     if said and not any(h.source_type == TRANSCRIPT and h.content == RECALL_TURN for h in recalled):
@@ -479,7 +482,7 @@ def main() -> int:
         f"the analysts' dedup report ({history['measurements'].value} measurements; one self-contained "
         f"HTML file, opens offline): {report_html}"
     )
-    for hit in search(store, query, embedder=embedder, settings=settings, limit=3):
+    for hit in search(store, query, SearchFilters(limit=3), embedder=embedder, settings=settings):
         print(f"  {hit.score:.3f} [{hit.source_type} {hit.source_file}] {hit.content.splitlines()[0][:100]}")
     print("sensors on the indexed home (a fresh cursor, as on the first `make ui`):")
     for sensor in (daily_log_sensor, vault_sensor, transcripts_sensor):

@@ -108,6 +108,21 @@ def test_search_context_json(
     assert code == 0 and "after " in out and "paediatric nurse" in out
 
 
+def test_search_filters_are_checked_and_named_before_any_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = str(tmp_path / "h")
+    run(capsys, "--home", home, "init")
+    for flags, named in (
+        (("--since", "2026-12-06", "--until", "2026-12-01"), "since is after until; give since on or before"),
+        (("--limit", "0"), "limit is below 1; ask for 1 hit or more"),
+        (("--context", "-1"), "context is below 0"),
+        (("--source-type", "email"), "source_types[0] is not a source type; give one of archive_log"),
+    ):
+        code, out, err = run(capsys, "--home", home, "--json", "search", "bees", *flags)
+        assert code == 2 and out == "" and named in err, (flags, err)
+
+
 def test_dedup_report_json_shape(
     settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,13 +11,17 @@ else constructs a ``MemoryStore``, an embedder or an ``Indexer`` for a home:
 * ``home.indexer``: the ``Indexer`` over that store and embedder, the only writer of the table;
 * ``home.language_model``: the chat client of ``MEMORY_LLM_*``, or None when none is configured.
 
+``home.search(query, filters)`` asks this home's index (``core/search/``) with the one filters
+value every face builds (``SearchFilters``).
+
 ``home.ready()`` raises the settings' "not initialised" error with its fix; ``write_path_embedder()``
 is the embedder loaded now, or None (with a warning) when the model cannot load, because a memory
 write must never wait on, or fail for, the model (design §7 invariant 5).
 
-Floor 4: it imports the ground, the models and the index tier, and nothing that imports it back;
-the audit, the runners and the faces build their parts through it. Outside ``core/index/`` (which
-wires its own store and writer) nothing else builds a ``MemoryStore`` or an ``Indexer``.
+Floor 4: it imports the ground, the models, the index and the search tiers, and nothing that
+imports it back; the audit, the runners and the faces build their parts through it. Outside
+``core/index/`` (which wires its own store and writer) nothing else builds a ``MemoryStore`` or an
+``Indexer``.
 """
 
 import logging
@@ -28,6 +32,9 @@ from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder, TextEmbedder, make_embedder
 from memory_assets.core.models.language_model import ChatClient, make_chat_client
+from memory_assets.core.search.filters import SearchFilters
+from memory_assets.core.search.ranking import Hit
+from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 
 log = logging.getLogger("memory_assets")
@@ -91,6 +98,14 @@ class Home:
     @cached_property
     def language_model(self) -> ChatClient | None:
         return make_chat_client(self.settings)
+
+    def search(self, query: str, filters: SearchFilters | None = None, *, embed: bool = True) -> list[Hit]:
+        """The best hits for ``query`` among the rows ``filters`` keeps (None: the defaults), as
+        ``retrieval.search`` states them, with this home's tombstones, recall log and content cap.
+        ``embed=False``: full text only, so no model is loaded (the vector legs are left out)."""
+        return search(
+            self.store, query, filters, embedder=self.embedder if embed else None, settings=self.settings
+        )
 
     def write_path_embedder(self) -> Embedder | HttpEmbedder | None:
         """The embedder, loaded now (so the first recall is not cut short by the model's load), or

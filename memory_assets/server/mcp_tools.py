@@ -27,6 +27,7 @@ from mcp.types import Tool as McpTool
 from pydantic import Field, ValidationError
 
 from memory_assets.core.erase import Request as EraseRequest
+from memory_assets.core.search.filters import FilterError, SearchFilters
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError, field_problems
 from memory_assets.server.schemas import (
@@ -171,17 +172,17 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
         until: Annotated[IsoDate | None, Field(description="only facts on or before this date")] = None,
         source_types: Annotated[list[SourceType] | None, Field(max_length=SOURCE_TYPES)] = None,
     ) -> dict[str, Any]:
-        hits = await _call(
-            service.search(
-                user_of(ctx),
-                query,
+        try:  # the arguments' one translation into the core's filters: each keeps its name
+            filters = SearchFilters(
                 limit=limit,
                 context=context,
                 since=_day(since),
                 until=_day(until),
                 source_types=source_types,
             )
-        )
+        except FilterError as exc:  # names the argument and the fix, never the value sent
+            raise ToolError(f"validation_error: {exc.field}: {exc.problem}. Fix: {exc.fix}") from None
+        hits = await _call(service.search(user_of(ctx), query, filters))
         return {"hits": hits}
 
     @mcp.tool(

@@ -104,16 +104,7 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
 
     @router.post("/v1/users/{user_id}/search", tags=["read"], summary="Search the user's memory")
     async def search(user_id: User, body: b.search) -> dict[str, Any]:  # type: ignore[valid-type]
-        hits = await service.search(
-            user_id,
-            body.query,  # type: ignore[attr-defined]
-            limit=body.limit,  # type: ignore[attr-defined]
-            context=body.context,  # type: ignore[attr-defined]
-            since=body.since,  # type: ignore[attr-defined]
-            until=body.until,  # type: ignore[attr-defined]
-            source_types=body.source_types,  # type: ignore[attr-defined]
-            today=body.today,  # type: ignore[attr-defined]
-        )
+        hits = await service.search(user_id, body.query, body.filters())  # type: ignore[attr-defined]
         return {"hits": hits}
 
     @router.get("/v1/users/{user_id}/memories", tags=["read"], summary="List memories, newest fact first")

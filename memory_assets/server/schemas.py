@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from memory_assets.core.capture.transcripts import FUTURE_SLACK
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.text import clean_text
 from memory_assets.core.write_path.extraction import turn_time
 from memory_assets.server.config import ServerConfig
@@ -182,7 +183,7 @@ def bodies(config: ServerConfig) -> Bodies:
         at: IsoTime | None = None
 
     class SearchIn(Strict):
-        """A hybrid search of the user's memory."""
+        """A hybrid search of the user's memory: the query, and the filters (``SearchFilters``)."""
 
         query: f.text  # type: ignore[valid-type]
         limit: f.limit = 10  # type: ignore[valid-type]
@@ -195,10 +196,21 @@ def bodies(config: ServerConfig) -> Bodies:
         today: Today | None = None
 
         @model_validator(mode="after")
-        def ordered(self) -> "SearchIn":
-            if self.since is not None and self.until is not None and self.since > self.until:  # type: ignore[operator]
-                raise ValueError("since is after until; give since on or before until")
+        def checked(self) -> "SearchIn":
+            self.filters()  # the core's own rules (since on or before until), a 422 naming the field
             return self
+
+        def filters(self) -> SearchFilters:
+            """The body's one translation into the core's filters: each field keeps its name
+            (limit, context, since, until, source_types, today); the query stays apart."""
+            return SearchFilters(
+                limit=self.limit,
+                context=self.context,
+                since=self.since,  # type: ignore[arg-type]  (validated into a date)
+                until=self.until,  # type: ignore[arg-type]
+                source_types=self.source_types,
+                today=self.today,  # type: ignore[arg-type]
+            )
 
     class TextIn(Strict):
         """What to forget (or bring back): a fact's text (matched whole, case and spacing aside;

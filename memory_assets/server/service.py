@@ -60,8 +60,9 @@ from memory_assets.core.ops.users import (
     user_settings,
 )
 from memory_assets.core.reconcile import ReconcileError, forget, unforget
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.listing import CursorError, Memory, get_memory, list_memories
-from memory_assets.core.search.retrieval import EmptyIndexError, search
+from memory_assets.core.search.retrieval import EmptyIndexError
 from memory_assets.core.settings import Settings, SettingsError
 from memory_assets.core.write_path.extraction import Extractor, Turn
 from memory_assets.core.write_path.process import DISK_FULL_REINDEX, TurnResult
@@ -330,33 +331,13 @@ class MemoryService:
                 async with home.read_lock:
                     return await self.run(lambda: fn(home))
 
-    async def search(
-        self,
-        user_id: str,
-        query: str,
-        *,
-        limit: int = 10,
-        context: int = 0,
-        since: date | None = None,
-        until: date | None = None,
-        source_types: Sequence[str] | None = None,
-        today: date | None = None,
-    ) -> list[dict[str, Any]]:
+    async def search(self, user_id: str, query: str, filters: SearchFilters) -> list[dict[str, Any]]:
+        """The user's hits for ``query`` among the rows ``filters`` keeps (``Home.search``); full
+        text only while the embedding model cannot load; none while nothing is indexed yet."""
+
         def run(home: UserHome) -> list[dict[str, Any]]:
-            reader = home.reader
             try:
-                hits = search(
-                    reader.store,
-                    query,
-                    embedder=reader.embedder if self.model_error is None else None,
-                    settings=reader.settings,
-                    limit=limit,
-                    context=context,
-                    date_from=since,
-                    date_to=until,
-                    source_types=source_types,
-                    today=today,
-                )
+                hits = home.reader.search(query, filters, embed=self.model_error is None)
             except EmptyIndexError:  # nothing indexed yet: no hits
                 return []
             return [hit.to_dict() for hit in hits]

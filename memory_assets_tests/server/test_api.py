@@ -579,6 +579,10 @@ def test_mcp_refuses_unknown_arguments_and_never_echoes_a_value(
                     "add_memory",
                     {"text": "!!! ... ???"},
                 ),
+                "validation_error: since: is after until. Fix: give since on or before until": (
+                    "search_memory",
+                    {"query": "x", "since": "2026-12-06", "until": "2026-12-01"},
+                ),
             }
             for named, (tool, arguments) in refused.items():
                 answer = await alice.call_tool(tool, arguments)

@@ -66,6 +66,7 @@ from memory_assets.core.knowledge.memory_md import read_zones
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.outcome import CheckOutcome, capped
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.ranking import DUPLICATE_COSINE
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.search.turns import turn_identity
@@ -714,7 +715,9 @@ def search_finds_rows(
 
     for query, vector in zip(queries, query_vectors, strict=True):
         start = time.perf_counter()
-        hits = search(store, query, query_vector=vector, settings=settings, limit=10, log_recall=False)
+        hits = search(
+            store, query, SearchFilters(limit=10), query_vector=vector, settings=settings, log_recall=False
+        )
         times_ms.append((time.perf_counter() - start) * 1000.0)
         hits_of.append([h.id for h in hits])
         said_of.append({turn_of(h.said) for h in hits if h.said})

@@ -527,6 +527,7 @@ class VaultTools:
 
     def memory_search(self, query: str, limit: int = 8) -> str:
         from memory_assets.core.index.store import MemoryStore
+        from memory_assets.core.search.filters import SearchFilters
         from memory_assets.core.search.retrieval import search
 
         if not query.strip():
@@ -546,9 +547,9 @@ class VaultTools:
             hits = search(
                 self._store,
                 query,
+                SearchFilters(limit=limit),
                 embedder=self._embedder,
                 settings=self.settings,
-                limit=limit,
                 log_recall=False,
             )
         except Exception as exc:  # an empty or unreadable index is an answer, not a crash

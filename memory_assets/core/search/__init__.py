@@ -1,6 +1,7 @@
 """Search (floor 3): questions answered from the index, which this tier only reads.
 
-``retrieval.py`` runs a search's legs (``search``) and the write path's ``keyword_search``;
+``filters.py`` states what a search is narrowed to (``SearchFilters``, the one value every face
+builds); ``retrieval.py`` runs a search's legs (``search``) and the write path's ``keyword_search``;
 ``ranking.py`` states the score, the second hop and the collapse (``Scorer``, ``Scored``,
 ``Hit``), with ``lexical.py``'s BM25 over the candidates; ``context.py`` attaches a hit's
 neighbouring lines; ``query_dates.py`` reads the dates a question names; ``listing.py`` pages

@@ -44,6 +44,7 @@ from memory_assets.core.knowledge.recall_log import log_recalls
 from memory_assets.core.knowledge.tombstones import Tombstones, read_tombstones
 from memory_assets.core.models.embedder import TextEmbedder
 from memory_assets.core.search.context import with_neighbours
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.query_dates import DateWindow, asks_current_state, query_windows
 from memory_assets.core.search.ranking import (
     RANKING,
@@ -112,8 +113,8 @@ def current_tombstones(path: Path) -> Tombstones:
 def where_clause(
     store: MemoryStore,
     source_types: Sequence[str] | None,
-    date_from: date | None,
-    date_to: date | None,
+    since: date | None,
+    until: date | None,
     single_user: bool = False,
 ) -> str | None:
     """The where clause. ``single_user``: every row is this user's, so the user clause is left out
@@ -127,10 +128,10 @@ def where_clause(
         if LEGACY_SOURCE_TYPE in source_types:
             parts.append("source_type IS NULL")
         clauses.append("(" + " OR ".join(parts) + ")")
-    if date_from:
-        clauses.append(f"fact_date >= {quote(date_from.isoformat())}")
-    if date_to:
-        clauses.append(f"fact_date <= {quote(date_to.isoformat())}")
+    if since:
+        clauses.append(f"fact_date >= {quote(since.isoformat())}")
+    if until:
+        clauses.append(f"fact_date <= {quote(until.isoformat())}")
     return " AND ".join(clauses) or None
 
 
@@ -144,48 +145,44 @@ def _window_clause(windows: Sequence[DateWindow]) -> str:
 def search(
     store: MemoryStore,
     query: str,
+    filters: SearchFilters | None = None,
     *,
     embedder: TextEmbedder | None = None,
     settings: Settings | None = None,
-    limit: int = 10,
-    source_types: Sequence[str] | None = None,
-    date_from: date | None = None,
-    date_to: date | None = None,
-    today: date | None = None,
     query_vector: Any = None,
     log_recall: bool = True,
-    context: int = 0,
     ranking: Ranking | None = None,
 ) -> list[Hit]:
-    """The ``limit`` best rows for ``query``. Pass ``query_vector`` to reuse an embedding.
+    """The ``filters.limit`` best rows for ``query`` among those ``filters`` keeps (``filters.py``:
+    source types, the facts' days, the neighbouring lines, the day asked as of; None: the
+    defaults). Pass ``query_vector`` to reuse an embedding.
 
     ``settings`` (the memory home's) supplies the tombstones filtered at query time, the recall
     log and the content cap; without it nothing is filtered or logged and contents are cut at
     2,000 characters. ``log_recall=False`` keeps a lookup out of the recall signal (a check's
-    probe, the dream's look-ups: not something the assistant handed out). ``today`` anchors
-    relative dates in the question ("last week") and the recency of facts (default: today, UTC).
-    ``context=N`` attaches up to N neighbouring lines on each side of every hit (``Hit.context``).
-    ``ranking`` replaces the tuned weights and depths (benchmarks compare rankings with it)."""
-    if (
-        limit <= 0
-        or not query.strip()
-        or (query_vector is None and embedder is not None and not store.opened())
-    ):
+    probe, the dream's look-ups: not something the assistant handed out). ``filters.today``
+    anchors relative dates in the question ("last week") and the recency of facts (default:
+    today, UTC). ``filters.context=N`` attaches up to N neighbouring lines on each side of every
+    hit (``Hit.context``). ``ranking`` replaces the tuned weights and depths (benchmarks compare
+    rankings with it)."""
+    filters = filters or SearchFilters()
+    limit, source_types = filters.limit, filters.source_types
+    if not query.strip() or (query_vector is None and embedder is not None and not store.opened()):
         store.read(lambda: _latest(store))  # an index never built, or empty, is said before a model loads
-        if limit <= 0 or not query.strip():
+        if not query.strip():
             return []
     # The question is embedded before the version is read: a search holds the version it reads for
     # its queries only, never for a model's load (design §8.6).
     if query_vector is None and embedder is not None:
         query_vector = embedder.embed_query(query)
-    today = today or datetime.now(UTC).date()
+    today = filters.today or datetime.now(UTC).date()
     tombs = current_tombstones(settings.tombstones_path) if settings is not None else Tombstones()
 
     def read() -> list[Hit]:
         facts, table = _latest(store)
-        if facts.legacy and (source_types or date_from or date_to):
+        if facts.legacy and (source_types or filters.since or filters.until):
             store.require_current("filtering by source type or fact date")
-        where = where_clause(store, source_types, date_from, date_to, single_user=facts.single_user)
+        where = where_clause(store, source_types, filters.since, filters.until, single_user=facts.single_user)
         if query_vector is not None:
             facts.check_query_width(len(query_vector), f"{store.uri} ({store.table_name})")
         scorer = Scorer(
@@ -210,7 +207,7 @@ def search(
                 query,
                 ann=facts.ann,
                 limit=limit,
-                context=context,
+                context=filters.context,
                 split=split,
                 turns=turns,
                 said_where=said_where,

@@ -242,6 +242,7 @@ def test_a_read_whose_version_is_pruned_under_it_reads_the_latest_version_instea
     """Design §8.6: a reader in another process holds no lock a prune waits for. A read that meets
     a file of its version gone opens the table afresh and reads once more, at the latest version:
     it answers (with the newer rows) instead of calling the table damaged."""
+    from memory_assets.core.search.filters import SearchFilters
     from memory_assets.core.search.retrieval import keyword_search, search
 
     store = _three_fragments(settings)
@@ -256,7 +257,10 @@ def test_a_read_whose_version_is_pruned_under_it_reads_the_latest_version_instea
     elif read == "scan":
         assert len(store.scan(["id", "content"])) == 6
     elif read == "search":
-        assert len(search(store, "basil thyme", query_vector=query, log_recall=False, limit=10)) == 6
+        assert (
+            len(search(store, "basil thyme", SearchFilters(limit=10), query_vector=query, log_recall=False))
+            == 6
+        )
     else:
         assert {h.content for h in keyword_search(store, "thyme")} == {"Grows thyme too"}
     assert store.reread == 1

@@ -21,6 +21,7 @@ from memory_assets.core.legacy.backup import apply, forget_backup, list_backups,
 from memory_assets.core.legacy.export import export
 from memory_assets.core.legacy.find import LEGACY_TABLE, LegacyError, find_legacy
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.core.legacy.test_export import legacy_log_facts
@@ -118,7 +119,9 @@ def test_after_apply_every_exported_fact_is_retrievable_through_search(
     contents = [r.content for r in scenario.unrecorded]
     query_vectors = embedder.embed(contents)
     for content, vector in zip(contents, query_vectors, strict=True):
-        hits = search(store, content, query_vector=vector, settings=settings, today=TODAY, limit=5)
+        hits = search(
+            store, content, SearchFilters(today=TODAY, limit=5), query_vector=vector, settings=settings
+        )
         assert hits and hits[0].content == content and hits[0].source_type == "archive_log", content
     # A fact exported below the watermark is dated by its from- tag; its source stays today's log.
     dated = next(r for r in scenario.unrecorded if r.created_at and r.created_at.date() <= WATERMARK)
@@ -162,7 +165,13 @@ def test_reindex_full_for_a_new_model_refuses_before_apply_and_rebuilds_after(
     store = MemoryStore(settings.index_uri)
     assert store.vector_width() == 384 and store.count("source_type IS NULL") == 0
     assert sweep.rows == store.count() > len(scenario.unrecorded)
-    hit = search(store, scenario.unrecorded[0].content, embedder=embedder, settings=settings, today=TODAY)
+    hit = search(
+        store,
+        scenario.unrecorded[0].content,
+        SearchFilters(today=TODAY),
+        embedder=embedder,
+        settings=settings,
+    )
     assert hit[0].content == scenario.unrecorded[0].content
 
 

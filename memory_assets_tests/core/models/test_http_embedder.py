@@ -21,6 +21,7 @@ import pytest
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.models.embedder import Embedder, EmbedderError, HttpEmbedder, make_embedder
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets.defs.resources import EmbedderResource
@@ -245,7 +246,7 @@ def test_index_and_search_through_the_endpoint(settings: Settings, server: Embed
     store = MemoryStore(settings.index_uri, settings.table_name, settings.user_id)
     assert store.model() == http.model_name and store.vector_width() == 384
 
-    hits = search(store, "food allergies", embedder=http, today=date(2026, 11, 29))
+    hits = search(store, "food allergies", SearchFilters(today=date(2026, 11, 29)), embedder=http)
     assert hits and "peanuts" in hits[0].content and hits[0].semantic > 0.3
 
 
@@ -273,7 +274,7 @@ def test_a_narrower_endpoint_needs_a_full_reindex(
     rebuilt = Indexer(settings, embedder=http, today=date(2026, 11, 29)).sweep(full=True)
     assert rebuilt.rows == 2 and store.vector_width() == 8 and store.model() == http.model_name
     store.check_query_width(http.dimension)
-    hits = search(store, "Lisbon data engineer", embedder=http, today=date(2026, 11, 29))
+    hits = search(store, "Lisbon data engineer", SearchFilters(today=date(2026, 11, 29)), embedder=http)
     assert hits and "Lisbon" in hits[0].content
 
 

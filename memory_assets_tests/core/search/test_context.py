@@ -4,6 +4,7 @@ from datetime import date
 import pytest
 
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.ranking import RANKING
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
@@ -31,7 +32,11 @@ def test_neighbours_come_from_the_same_block_scored_and_never_duplicate_a_hit(
     store, embedder, today = indexer.store, indexer.embedder, date(2026, 11, 29)
     plain = replace(RANKING, neighbour=0.0)  # no lift: a context line's score is its score as a hit
     [hit] = search(
-        store, "Marco's sister Ana", embedder=embedder, limit=1, context=1, today=today, ranking=plain
+        store,
+        "Marco's sister Ana",
+        SearchFilters(limit=1, context=1, today=today),
+        embedder=embedder,
+        ranking=plain,
     )
     assert hit.content == "Marco's sister is called Ana"
     assert [(c.content, c.offset) for c in hit.context] == [
@@ -41,17 +46,22 @@ def test_neighbours_come_from_the_same_block_scored_and_never_duplicate_a_hit(
     # Each context line carries the score it has as a hit of the same query.
     wide = {
         h.content: h.score
-        for h in search(store, "Marco's sister Ana", embedder=embedder, limit=10, today=today)
+        for h in search(store, "Marco's sister Ana", SearchFilters(limit=10, today=today), embedder=embedder)
     }
     assert all(c.score == wide[c.content] for c in hit.context)
     # Two lines: the second block's line is never context, and no line is both a hit and context.
-    hits = search(store, "Marco's siblings", embedder=embedder, limit=3, context=2, today=today)
+    hits = search(
+        store, "Marco's siblings", SearchFilters(limit=3, context=2, today=today), embedder=embedder
+    )
     ids = [h.id for h in hits]
     shown = [c.id for h in hits for c in h.context]
     assert not set(ids) & set(shown) and len(shown) == len(set(shown))
     assert "Marco plays the cello" not in {c.content for h in hits for c in h.context}
     # Without the option, no context is fetched.
-    assert all(h.context == [] for h in search(store, "Marco's sister", embedder=embedder, today=today))
+    assert all(
+        h.context == []
+        for h in search(store, "Marco's sister", SearchFilters(today=today), embedder=embedder)
+    )
 
 
 def test_neighbours_stay_within_a_page_section(settings: Settings, indexer: Indexer) -> None:
@@ -61,7 +71,9 @@ def test_neighbours_stay_within_a_page_section(settings: Settings, indexer: Inde
         "## Hobbies\n- Plays the cello on Sundays.\n"
     )
     indexer.sweep()
-    [hit] = search(indexer.store, "Ana nurse Porto", embedder=indexer.embedder, limit=1, context=3)
+    [hit] = search(
+        indexer.store, "Ana nurse Porto", SearchFilters(limit=1, context=3), embedder=indexer.embedder
+    )
     assert hit.content == "- Ana works as a nurse in Porto."
     assert [c.content for c in hit.context] == ["- Marco's sister is called Ana."]
 
@@ -93,7 +105,11 @@ def test_a_line_next_to_the_best_hit_is_lifted_into_the_ranked_list(
     store, embedder, today = indexer.store, indexer.embedder, date(2026, 11, 29)
     question = "Who runs the pottery class?"
     plain = search(
-        store, question, embedder=embedder, limit=20, today=today, ranking=replace(RANKING, neighbour=0.0)
+        store,
+        question,
+        SearchFilters(limit=20, today=today),
+        embedder=embedder,
+        ranking=replace(RANKING, neighbour=0.0),
     )
     by_content = {h.content: h for h in plain}
     anchor, answer = (
@@ -102,7 +118,7 @@ def test_a_line_next_to_the_best_hit_is_lifted_into_the_ranked_list(
     )
     assert anchor.content == "Signed up for a pottery class at the community centre"
     assert plain.index(answer) >= 4  # on its own words the answer is not among the first four
-    lifted = search(store, question, embedder=embedder, limit=4, today=today)
+    lifted = search(store, question, SearchFilters(limit=4, today=today), embedder=embedder)
     assert [h.content for h in lifted][:2] == [anchor.content, answer.content]
     [hit] = [h for h in lifted if h.id == answer.id]
     expected = answer.score + RANKING.neighbour * RANKING.semantic * (anchor.semantic - answer.semantic)
@@ -123,9 +139,13 @@ def test_the_bullets_of_a_page_section_are_not_lifted(settings: Settings, indexe
     plain = {
         h.content: h.score
         for h in search(
-            store, "Drives to work", embedder=embedder, limit=3, ranking=replace(RANKING, neighbour=0.0)
+            store,
+            "Drives to work",
+            SearchFilters(limit=3),
+            embedder=embedder,
+            ranking=replace(RANKING, neighbour=0.0),
         )
     }
-    hits = search(store, "Drives to work", embedder=embedder, limit=3)
+    hits = search(store, "Drives to work", SearchFilters(limit=3), embedder=embedder)
     assert hits[0].content == "- Drives to work."
     assert {h.content: h.score for h in hits} == plain

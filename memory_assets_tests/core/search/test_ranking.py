@@ -8,6 +8,7 @@ from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.index.table_writer import TableWriter
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.ranking import Ranking
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
@@ -39,7 +40,7 @@ def test_near_duplicate_hits_collapse_into_the_best_with_a_count(
     write_facts(settings, date(2026, 11, 6), "Wants to be reminded to drink water every hour.")
     write_facts(settings, date(2026, 11, 7), "Keeps bees on the roof of the flat")
     indexer.sweep()
-    hits = search(indexer.store, "water reminders", embedder=indexer.embedder, limit=2)
+    hits = search(indexer.store, "water reminders", SearchFilters(limit=2), embedder=indexer.embedder)
     assert [h.content.rstrip(".") for h in hits] == [
         "Wants to be reminded to drink water every hour",
         "Keeps bees on the roof of the flat",
@@ -111,7 +112,7 @@ def test_a_fact_found_only_by_full_text_still_has_its_semantic_score(
     # The vector leg (its depth is 20 rows) does not reach the coffee fact: only full text finds it.
     nearest = store.table().search(bees).distance_type("cosine").limit(20).select(["content", "_distance"])
     assert "Ordered the Zanzibar blend from the roastery" not in {r["content"] for r in nearest.to_list()}
-    hits = search(store, "Zanzibar", query_vector=bees, limit=40, today=date(2026, 11, 29))
+    hits = search(store, "Zanzibar", SearchFilters(limit=40, today=date(2026, 11, 29)), query_vector=bees)
     [coffee] = [h for h in hits if "Zanzibar" in h.content]
     cosine = float(bees @ _row_vector(store, coffee.content)) / float(np.linalg.norm(bees))
     assert coffee.bm25 == 1.0
@@ -134,7 +135,11 @@ def test_a_fact_found_only_by_vector_still_has_its_bm25_score(settings: Settings
     assert long_line not in {r["content"] for r in leg}
     semantic_first = Ranking(semantic=1.0, bm25=0.01)  # the long line is the hit: its scores are the point
     [hit] = search(
-        store, "coffee", query_vector=embedder.embed_query(long_line), limit=1, ranking=semantic_first
+        store,
+        "coffee",
+        SearchFilters(limit=1),
+        query_vector=embedder.embed_query(long_line),
+        ranking=semantic_first,
     )
     assert hit.content == long_line
     # One "coffee" in 23 words, against the short lines' two in 4: a fraction of the best, not zero.
@@ -177,7 +182,7 @@ def test_a_rows_score_is_the_same_before_and_after_an_optimize(settings: Setting
         return [
             [
                 (h.id, h.score, h.bm25, h.semantic)
-                for h in search(store, q, query_vector=v, limit=8, today=date(2026, 11, 29))
+                for h in search(store, q, SearchFilters(limit=8, today=date(2026, 11, 29)), query_vector=v)
             ]
             for (q, _), v in zip(questions, vectors, strict=True)
         ]
@@ -188,7 +193,9 @@ def test_a_rows_score_is_the_same_before_and_after_an_optimize(settings: Setting
     after, lance_after = scores(), leg_scores()
     assert lance_before != lance_after  # LanceDB's scores moved with the index statistics
     assert before == after
-    assert long_line in {h.content for h in search(store, "coffee", query_vector=vectors[0], limit=8)}
+    assert long_line in {
+        h.content for h in search(store, "coffee", SearchFilters(limit=8), query_vector=vectors[0])
+    }
 
 
 # -- dates in questions --------------------------------------------------------------------------------
@@ -201,7 +208,9 @@ def test_a_question_naming_a_day_favours_the_facts_of_that_day(settings: Setting
     write_facts(settings, date(2026, 4, 2), "Has a dentist appointment on 12 May at 9 AM", category="goal")
     indexer.sweep()
     today = date(2026, 11, 29)
-    hits = search(indexer.store, "What did I do on 12 May?", embedder=indexer.embedder, today=today)
+    hits = search(
+        indexer.store, "What did I do on 12 May?", SearchFilters(today=today), embedder=indexer.embedder
+    )
     # The fact of that day, and the one logged earlier that states the day, come first; the days
     # around it do not match.
     assert {h.content for h in hits[:2]} == {
@@ -213,12 +222,15 @@ def test_a_question_naming_a_day_favours_the_facts_of_that_day(settings: Setting
     write_facts(settings, date(2026, 4, 30), "Repainted the bedroom walls in a pale green")
     write_facts(settings, date(2026, 6, 1), "Spent the afternoon kayaking on the river")
     indexer.sweep()
-    may = search(indexer.store, "What did I do in May 2026?", embedder=indexer.embedder, today=today)
+    may = search(
+        indexer.store, "What did I do in May 2026?", SearchFilters(today=today), embedder=indexer.embedder
+    )
     assert {h.source_date for h in may[:4]} == {"2026-05-11", "2026-05-12", "2026-05-13", "2026-04-02"}
     assert [h.date_match for h in may] == [True] * 4 + [False] * 2
     # Without a date in the question, no fact is favoured for its date.
     assert not any(
-        h.date_match for h in search(indexer.store, "pottery", embedder=indexer.embedder, today=today)
+        h.date_match
+        for h in search(indexer.store, "pottery", SearchFilters(today=today), embedder=indexer.embedder)
     )
 
 
@@ -228,7 +240,10 @@ def test_a_leap_day_question_finds_the_leap_day(settings: Settings, indexer: Ind
     write_facts(settings, date(2028, 3, 1), "Went to a board game café with Ana")
     indexer.sweep()
     hits = search(
-        indexer.store, "what did I do on 29 February?", embedder=indexer.embedder, today=date(2028, 11, 1)
+        indexer.store,
+        "what did I do on 29 February?",
+        SearchFilters(today=date(2028, 11, 1)),
+        embedder=indexer.embedder,
     )
     assert hits[0].content == "Went swimming in the lake with Ana"
     assert [h.date_match for h in hits] == [True, False, False]
@@ -244,19 +259,25 @@ def test_recency_does_not_reorder_a_history_question(settings: Settings, indexer
     indexer.sweep()
     store, embedder = indexer.store, indexer.embedder
     history = "What does the user drink every morning?"
-    soon = search(store, history, embedder=embedder, today=date(2026, 11, 21))
-    later = search(store, history, embedder=embedder, today=date(2031, 1, 1))
+    soon = search(store, history, SearchFilters(today=date(2026, 11, 21)), embedder=embedder)
+    later = search(store, history, SearchFilters(today=date(2031, 1, 1)), embedder=embedder)
     # The newer fact is 1 day old in one search and years old in the other: nothing moves, and
     # the closer match stays first although it is eight months older.
     assert [(h.content, h.score) for h in soon] == [(h.content, h.score) for h in later]
     assert soon[0].content == "Drinks black coffee every morning" and soon[1].recency > soon[0].recency
     # A question about the current state does count recency: the newer fact wins.
     now = search(
-        store, "What does the user drink every morning now?", embedder=embedder, today=date(2026, 11, 21)
+        store,
+        "What does the user drink every morning now?",
+        SearchFilters(today=date(2026, 11, 21)),
+        embedder=embedder,
     )
     assert now[0].content == "Drinks green tea every morning"
     now_later = search(
-        store, "What does the user drink every morning now?", embedder=embedder, today=date(2031, 1, 1)
+        store,
+        "What does the user drink every morning now?",
+        SearchFilters(today=date(2031, 1, 1)),
+        embedder=embedder,
     )
     assert now[0].score > now_later[0].score
 
@@ -265,7 +286,7 @@ def test_recency_breaks_ties(settings: Settings, indexer: Indexer) -> None:
     write_facts(settings, date(2026, 3, 1), "Keeps bees on the roof of the flat")
     write_facts(settings, date(2026, 9, 1), "Keeps bees on the roof of the flat")
     indexer.sweep()
-    [hit] = search(indexer.store, "bees", embedder=indexer.embedder, today=date(2026, 11, 29))
+    [hit] = search(indexer.store, "bees", SearchFilters(today=date(2026, 11, 29)), embedder=indexer.embedder)
     assert hit.source_date == "2026-09-01" and hit.duplicates == 1  # equal scores: the newer one
 
 

@@ -9,6 +9,7 @@ from memory_assets.core.index.store import MemoryStore, VectorWidthMismatch
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import EmptyIndexError, flush_recalls, keyword_search, search
 from memory_assets.core.settings import Settings
 from memory_assets_tests.conftest import write_facts
@@ -33,7 +34,9 @@ def build(settings: Settings, indexer: Indexer) -> None:
 
 def test_hybrid_search_ranks_semantic_matches(settings: Settings, indexer: Indexer) -> None:
     build(settings, indexer)
-    hits = search(indexer.store, "food allergies", embedder=indexer.embedder, today=date(2026, 11, 29))
+    hits = search(
+        indexer.store, "food allergies", SearchFilters(today=date(2026, 11, 29)), embedder=indexer.embedder
+    )
     assert {h.source_type for h in hits[:2]} == {"archive_log", "notebook"}
     assert "Hetzner" in hits[-1].content
     assert hits == sorted(hits, key=lambda h: -h.score)
@@ -43,14 +46,15 @@ def test_hybrid_search_ranks_semantic_matches(settings: Settings, indexer: Index
 
 def test_filters_by_source_type_and_fact_date(settings: Settings, indexer: Indexer) -> None:
     build(settings, indexer)
-    only_vault = search(indexer.store, "allergy", embedder=indexer.embedder, source_types=["notebook"])
+    only_vault = search(
+        indexer.store, "allergy", SearchFilters(source_types=["notebook"]), embedder=indexer.embedder
+    )
     assert [h.source_file for h in only_vault] == ["3_Personal/Food.md"]
     recent = search(
         indexer.store,
         "allergy",
+        SearchFilters(since=date(2026, 11, 10), until=date(2026, 11, 22)),
         embedder=indexer.embedder,
-        date_from=date(2026, 11, 10),
-        date_to=date(2026, 11, 22),
     )
     assert [h.source_date for h in recent] == ["2026-11-20"]
 
@@ -64,7 +68,9 @@ def test_full_text_fallback_without_an_embedder(settings: Settings, indexer: Ind
 def test_the_read_path_never_writes_the_index_and_logs_recalls(settings: Settings, indexer: Indexer) -> None:
     build(settings, indexer)
     version = indexer.store.version()
-    hits = search(indexer.store, "peanuts", embedder=indexer.embedder, settings=settings, limit=2)
+    hits = search(
+        indexer.store, "peanuts", SearchFilters(limit=2), embedder=indexer.embedder, settings=settings
+    )
     assert indexer.store.version() == version
     flush_recalls()  # the recall signal is written off the search's path
     lines = [json.loads(x) for x in settings.recall_log_path.read_text().splitlines()]
@@ -129,7 +135,7 @@ def test_an_assistant_era_table_is_searched_as_it_is(settings: Settings, embedde
     )
     store = MemoryStore(settings.index_uri)
     version = store.version()
-    hits = search(store, "where was I born?", embedder=embedder, settings=settings, limit=1)
+    hits = search(store, "where was I born?", SearchFilters(limit=1), embedder=embedder, settings=settings)
     assert [(h.content, h.source_type, h.source_date) for h in hits] == [
         ("Was born in Coimbra", "legacy_direct", "2026-05-01")
     ]

@@ -12,6 +12,7 @@ from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.models.language_model import ChatClient
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets.core.write_path.chat_extractor import ChatExtractor
@@ -437,10 +438,20 @@ def test_a_when_question_finds_the_dated_fact(settings: Settings, embedder: Embe
         )
     today = date(2023, 5, 2)  # the question's date
     store = MemoryStore.of(settings)
-    train = search(store, "When did I take a train ride?", embedder=embedder, settings=settings, today=today)
+    train = search(
+        store,
+        "When did I take a train ride?",
+        SearchFilters(today=today),
+        embedder=embedder,
+        settings=settings,
+    )
     assert train and "train ride" in train[0].content and "2023-03-03" in train[0].content
     assert train[0].source_type == "archive_log"
     bus = search(
-        store, "When did I take the bus to a wedding?", embedder=embedder, settings=settings, today=today
+        store,
+        "When did I take the bus to a wedding?",
+        SearchFilters(today=today),
+        embedder=embedder,
+        settings=settings,
     )
     assert bus and "bus ride" in bus[0].content and "2023-02-27" in bus[0].content

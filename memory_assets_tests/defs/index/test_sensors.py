@@ -19,6 +19,7 @@ from memory_assets.core.knowledge.folds import ensure_ledger
 from memory_assets.core.knowledge.tombstones import append_tombstone
 from memory_assets.core.knowledge.watermark import append_ingest_entry
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.retrieval import search
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.sensors import (
@@ -380,7 +381,9 @@ def test_transcript_index_sensor_requests_exactly_the_stale_transcripts_and_a_ke
         "The boiler broke again on Monday",
         "We adopted a cat called Miso last week",
     ]
-    hits = search(MemoryStore(settings.index_uri), "what is the cat called?", embedder=embedder, limit=3)
+    hits = search(
+        MemoryStore(settings.index_uri), "what is the cat called?", SearchFilters(limit=3), embedder=embedder
+    )
     assert hits and hits[0].content == "We adopted a cat called Miso last week"
     settled = tick(transcript_index_sensor, settings, first.cursor, instance)
     assert not settled.run_requests and settled.skip_reason
