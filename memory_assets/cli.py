@@ -185,10 +185,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_memory_md(args: argparse.Namespace) -> Any:
     """``memory-md show`` prints MEMORY.md's zones; ``memory-md edit`` is a person's edit: the manual
     zone becomes the given text under a fresh ``verified: human:<id>`` stamp (generated zone kept)."""
-    from memory_assets.core.knowledge.memory_md import LAYOUTS, read_zones, stamp_human_edit
+    from memory_assets.core.ops.memory_md import edit_memory_md, memory_md_zones
 
-    settings = _home(args).settings
-    path = settings.memory_md_path
+    home = _home(args)
     if args.md_action == "edit":
         text = args.text
         if args.file:
@@ -196,11 +195,11 @@ def cmd_memory_md(args: argparse.Namespace) -> Any:
             if not source.is_file():
                 raise SettingsError(f"--file {source}: no such file")
             text = source.read_text(encoding="utf-8")
-        return stamp_human_edit(path, text, args.who or settings.user_id).to_dict()
-    view = read_zones(path)
+        return edit_memory_md(home, text, args.who).to_dict()
+    view = memory_md_zones(home)
     if args.json:
         return view.to_dict()
-    print(f"{path}: {LAYOUTS[view.layout]}")
+    print(f"{view.path}: {view.layout_note}")
     if view.generated is not None:
         print("--- generated zone ---")
         print(view.generated.strip("\r\n"))
@@ -395,39 +394,33 @@ def _erase_all(args: argparse.Namespace) -> Any:
 
 
 def cmd_legacy_check(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy.backup import report
+    from memory_assets.core.ops.legacy import legacy_report
 
-    settings = _home(args).settings
-    return report(settings, args.table)
+    return legacy_report(_home(args), args.table)
 
 
 def cmd_legacy_export(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy.export import export
+    from memory_assets.core.ops.legacy import export_legacy
 
-    return export(_settings(args), args.table).to_dict()
+    return export_legacy(_home(args), args.table).to_dict()
 
 
 def cmd_legacy_apply(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy.backup import apply
+    from memory_assets.core.ops.legacy import apply_legacy
 
-    home = _home(args)
-    # The project's own index is swept first, so every exported fact is searchable before its row goes.
-    embedder = home.embedder if args.yes and args.table is None else None
-    return apply(home.settings, args.table, confirm=args.yes, embedder=embedder).to_dict()
+    return apply_legacy(_home(args), args.table, confirm=args.yes).to_dict()
 
 
 def cmd_legacy_restore(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy.backup import restore
+    from memory_assets.core.ops.legacy import restore_legacy
 
-    settings = _home(args).settings
-    return restore(settings, args.backup, args.table).to_dict()
+    return restore_legacy(_home(args), args.backup, args.table).to_dict()
 
 
 def cmd_legacy_forget_backup(args: argparse.Namespace) -> dict[str, Any]:
-    from memory_assets.core.legacy.backup import forget_backup
+    from memory_assets.core.ops.legacy import forget_legacy_backup
 
-    settings = _home(args).settings
-    return forget_backup(settings, args.backup, args.table, remove_copy=args.remove_copy)
+    return forget_legacy_backup(_home(args), args.backup, args.table, remove_copy=args.remove_copy)
 
 
 def _server_config(args: argparse.Namespace) -> Any:

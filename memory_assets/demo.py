@@ -331,8 +331,8 @@ def forget_and_erase(home: Home, today: date) -> bool:
     """A person's two requests: forget (hidden from everything served, the markdown keeps it) and
     erase (every byte gone), each with its answer; the legacy backup goes first (erase cannot
     rewrite a copy of the index and says so)."""
-    from memory_assets.core.legacy.backup import forget_backup, list_backups
     from memory_assets.core.ops.forget import erase, forget
+    from memory_assets.core.ops.legacy import forget_legacy_backup, legacy_backups
     from memory_assets.core.ops.write import write_turn
 
     settings = home.settings
@@ -349,8 +349,8 @@ def forget_and_erase(home: Home, today: date) -> bool:
         f"{hidden['memory_md_lines_removed']} MEMORY.md line(s); search now serves it {len(shown)} time(s); "
         "the daily log still holds it (unforget brings it back)"
     )
-    for backup in list_backups(settings):
-        forget_backup(settings, backup["backup"], remove_copy=True)
+    for backup in legacy_backups(home):
+        forget_legacy_backup(home, backup["backup"], remove_copy=True)
         print(f"  legacy backup {backup['backup']} removed first (erase cannot rewrite a copy of the index)")
     plan = erase(home, text=PRIVATE_NUMBER)
     print(f"  erase {PRIVATE_NUMBER!r}, the plan (nothing changed yet): {plan['would_remove']}")

@@ -331,11 +331,16 @@ class MemoryMdView:
     def human_verified(self) -> bool:
         return bool(self.stamps)
 
+    @property
+    def layout_note(self) -> str:
+        """The layout in words (``LAYOUTS``)."""
+        return LAYOUTS[self.layout]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
             "layout": self.layout,
-            "layout_note": LAYOUTS[self.layout],
+            "layout_note": self.layout_note,
             "generated": self.generated,
             "manual": self.manual,
             "human_verified": self.human_verified,
