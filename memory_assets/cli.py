@@ -145,13 +145,14 @@ def cmd_status(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_dedup_report(args: argparse.Namespace) -> Any:
-    from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
+    from memory_assets.core.ops.dedup_report import measure_dedup
 
-    home = _home(args)
-    measurement = measure_home(home.settings, home.store)
-    paths = write_measurement(measurement, home.settings.dedup_dir)
+    done = measure_dedup(
+        _home(args), "cli", report=bool(args.html), html=Path(args.html) if args.html else None
+    )
+    measurement, paths = done.measurement, done.paths
     if args.html:
-        paths["html"] = write_report_html(home.settings.dedup_dir, Path(args.html))
+        paths["html"] = done.html
     if args.json:
         return {**measurement.report, "html": str(paths["html"])} if args.html else measurement.report
     print(measurement.markdown)

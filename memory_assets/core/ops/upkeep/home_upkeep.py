@@ -25,21 +25,19 @@ safety leaves.
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from memory_assets.core.audit.measurement import measure_home, write_measurement, write_report_html
 from memory_assets.core.dream.consolidator import Consolidator
 from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.home import Home
 from memory_assets.core.index.indexer import SweepResult
+from memory_assets.core.ops.dedup_report import measure_dedup
 from memory_assets.core.ops.upkeep.work import Work, dedup_due, dedup_due_today
+from memory_assets.core.ops.write import ingest
 from memory_assets.core.reconcile import handoff_pending, reconcile
-from memory_assets.core.write_path.extractor_choice import make_extractor
-from memory_assets.core.write_path.ingest import ingest_transcripts
 
 DREAM_TICKS = 8
 """At most this many dream ticks in one upkeep (a home far behind folds several batches)."""
@@ -54,17 +52,6 @@ class StepResult:
     result: Any = None
     error: str = ""
     seconds: float = 0.0
-
-
-@dataclass
-class DedupResult:
-    """The dedup step's outputs: the measurement, its files and the rendered report."""
-
-    measurement: Any
-    directory: Path
-    """Where the dedup files are (the home's ``dedup/``)."""
-    paths: dict[str, Any] = field(default_factory=dict)
-    html: Any = None
 
 
 def _error(exc: BaseException) -> str:
@@ -116,13 +103,8 @@ def upkeep_home(
 
     committed = False
     if work.wants("ingest"):
-        ingest = step(
-            "ingest",
-            lambda: ingest_transcripts(
-                settings, make_extractor(settings), store=home.store, embedder=home.write_path_embedder()
-            ),
-        )
-        committed |= bool(ingest.ok and ingest.result.turns)
+        ingested = step("ingest", lambda: ingest(home))
+        committed |= bool(ingested.ok and ingested.result.turns)
     if work.wants("index"):
         index = step("index", lambda: _catch_up(home, work.keys))
         committed |= bool(index.ok and index.result.files_updated)
@@ -144,7 +126,7 @@ def upkeep_home(
         consolidated = True
 
     if dedup_due(settings) and (work.wants("dedup") or consolidated or dedup_due_today(settings, now)):
-        step("dedup", lambda: _measure(home, source))
+        step("dedup", lambda: measure_dedup(home, source))
 
     if reconciled or committed or work.wants("optimize"):
         step("optimize", lambda: home.indexer_without_embedder().optimize())
@@ -160,10 +142,3 @@ def _catch_up(home: Home, keys: list[str]) -> SweepResult:
         sweep.add(result)
     sweep.rows, sweep.seconds = home.store.count(), sum(f.seconds for f in sweep.files)
     return sweep
-
-
-def _measure(home: Home, source: str) -> DedupResult:
-    measurement = measure_home(home.settings, home.store)
-    paths = write_measurement(measurement, home.settings.dedup_dir, source=source)
-    directory = home.settings.dedup_dir
-    return DedupResult(measurement, directory, paths, write_report_html(directory))
