@@ -1698,6 +1698,13 @@ def main() -> int:
         help="of longmemeval-s / -m, N questions (a fixed pseudo-random order of ids), the same ids in each",
     )
     parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="of longmemeval-s / -m, the I-th of N disjoint shards of the questions (every N-th of the "
+        "fixed order of ids, from the I-th): one home a question, so the shards' per-question results "
+        "(--json) add up to the whole set's; benchmarks/lme_shards.py merges them",
+    )
+    parser.add_argument(
         "--cost",
         action="store_true",
         help="after asking the now side: what its homes cost in process (search() against the LanceDB "
@@ -1778,18 +1785,26 @@ def main() -> int:
         parser.error(f"{', '.join(full)} need --lme-cache DIR (and --lme-source PATH the first time)")
     if args.lme_sample is not None and args.lme_sample < 1:
         parser.error("--lme-sample takes a positive number")
+    shard: tuple[int, int] | None = None
+    if args.shard is not None:
+        i, _, n = args.shard.partition("/")
+        if not (i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
+            parser.error(f"--shard takes I/N with 1 <= I <= N, e.g. 2/6, not {args.shard!r}")
+        shard = (int(i), int(n))
     devs: list[DevSet] = []
     try:
         heldout = read_heldout(args.heldout) if any(n.startswith("longmemeval") for n in names) else set()
         folders = {n: bring_in_longmemeval(args.lme_source, args.lme_cache.resolve(), n) for n in full}
         counts = m_session_counts(args.lme_source, args.lme_cache.resolve()) if padded else {}
         only = None
-        if args.lme_sample is not None and folders:
+        if (args.lme_sample is not None or shard is not None) and folders:
             have = [{f.stem for f in d.glob("*.json")} for d in folders.values()] + (
                 [set(counts)] if padded else []
             )
-            common = set.intersection(*have) - heldout
-            only = set(sorted(common, key=sample_order)[: args.lme_sample])
+            order = sorted(set.intersection(*have) - heldout, key=sample_order)
+            if shard is not None:  # every N-th of the fixed order, from the I-th: the shards partition it
+                order = order[shard[0] - 1 :: shard[1]]
+            only = set(order[: args.lme_sample] if args.lme_sample is not None else order)
         for name in names:
             if name == "locomo":
                 dev = locomo_set(args.locomo, wanted)
@@ -1845,6 +1860,9 @@ def main() -> int:
     )
     summary: dict[str, Any] = {
         "build": args.build,
+        "commit": git("rev-parse", "HEAD"),
+        "uncommitted": dirty,
+        "shard": args.shard,
         "command": command.strip(),
         "started": datetime.now(UTC).isoformat(),
         "sets": {},
@@ -2169,6 +2187,22 @@ def report(
                 if f.rank is None:
                     print(f"  [{q.qid} {q.kind}] {q.text}  ({CAUSES[f.cause or 'no evidence']})")
         verdicts += targets(dev, res)
+        # Each question's result, so that shards of one set add up (benchmarks/lme_shards.py).
+        measured = {level: {q.qid for q in dev.measured(level)} for level in dev.levels}
+        out["per_question"] = {
+            side: {
+                q.qid: {
+                    "kind": q.kind,
+                    **{
+                        level: {"rank": r.found[q.qid][level].rank, "ndcg": r.found[q.qid][level].ndcg}
+                        for level in dev.levels
+                        if q.qid in measured[level]
+                    },
+                }
+                for q in dev.questions
+            }
+            for side, r in res.items()
+        }
         summary["sets"][dev.name] = out
     print("\n## Targets\n")
     print(
