@@ -26,7 +26,6 @@ from mcp.types import CallToolResult, InputRequiredResult
 from mcp.types import Tool as McpTool
 from pydantic import Field, ValidationError
 
-from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.core.search.filters import FilterError, SearchFilters
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError, field_problems
@@ -260,9 +259,10 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
             raise ToolError("invalid_arguments: give exactly one of text, id, chat_id and day")
         if force and not confirm:
             raise ToolError("invalid_arguments: force goes with confirm true; ask without either first")
-        when = _day(day)
-        request = EraseRequest(text=text, row_id=id, chat=chat_id, day=when.isoformat() if when else None)
-        return await _call(service.erase(user_of(ctx), request, confirm=confirm, force=force))
+        erasing = service.erase(
+            user_of(ctx), text=text, row_id=id, chat=chat_id, day=_day(day), confirm=confirm, force=force
+        )
+        return await _call(erasing)
 
     @mcp.tool(
         name="unforget_memory",

@@ -15,7 +15,6 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from memory_assets.core.erase import Request as EraseRequest
 from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_id
 from memory_assets.server.auth import PRINCIPAL_KEY, Principal, TokenFile, principal_of
 from memory_assets.server.config import ServerConfig
@@ -162,16 +161,12 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
         summary="Erase a text, a memory, a chat or a day, irreversibly (the plan without confirm)",
     )
     async def erase(user_id: User, body: b.erase) -> dict[str, Any]:  # type: ignore[valid-type]
-        day = body.day  # type: ignore[attr-defined]
-        request = EraseRequest(
+        return await service.erase(
+            user_id,
             text=body.text,  # type: ignore[attr-defined]
             row_id=body.id,  # type: ignore[attr-defined]
             chat=body.chat_id,  # type: ignore[attr-defined]
-            day=day.isoformat() if day is not None else None,
-        )
-        return await service.erase(
-            user_id,
-            request,
+            day=body.day,  # type: ignore[attr-defined]
             confirm=body.confirm,  # type: ignore[attr-defined]
             force=body.force,  # type: ignore[attr-defined]
         )

@@ -42,13 +42,13 @@ import anyio
 import anyio.to_thread
 
 from memory_assets.core.durable import LockTimeout, free_bytes, is_disk_full
-from memory_assets.core.erase import EraseError, erase
-from memory_assets.core.erase import Request as EraseRequest
+from memory_assets.core.erase import EraseError
 from memory_assets.core.index.lineage import Lineage, trace_id
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError, make_embedder
 from memory_assets.core.ops.delete_user import delete_user, finish_deletions, plan, user_target
+from memory_assets.core.ops.forget import erase, forget, unforget
 from memory_assets.core.ops.status import home_status
 from memory_assets.core.ops.upkeep.one_home import look_now
 from memory_assets.core.ops.users import (
@@ -59,7 +59,7 @@ from memory_assets.core.ops.users import (
     list_users,
     user_settings,
 )
-from memory_assets.core.reconcile import ReconcileError, forget, unforget
+from memory_assets.core.reconcile import ReconcileError
 from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.listing import CursorError, Memory, get_memory, list_memories
 from memory_assets.core.search.retrieval import EmptyIndexError
@@ -270,18 +270,29 @@ class MemoryService:
     async def erase(
         self,
         user_id: str,
-        request: EraseRequest,
         *,
+        text: str | None = None,
+        row_id: str | None = None,
+        chat: str | None = None,
+        day: date | None = None,
         confirm: bool = False,
         force: bool = False,
     ) -> dict[str, Any]:
-        """Erase (``confirm``) or plan an erase of the user's words; through the user's write lane,
-        so it never runs beside the user's turns' index writes or the lane's maintenance."""
+        """Erase (``confirm``) or plan an erase of the user's words (one of ``text``, ``row_id``,
+        ``chat``, ``day``); through the user's write lane, so it never runs beside the user's
+        turns' index writes or the lane's maintenance."""
         with _errors(user_id):
             async with self.homes.use(user_id, create=False) as home:
-                settings, indexer = home.writer.settings, home.writer.indexer
                 return await home.lane.job(
-                    lambda: erase(settings, indexer, request, confirm=confirm, force=force)
+                    lambda: erase(
+                        home.writer,
+                        text=text,
+                        row_id=row_id,
+                        chat=chat,
+                        day=day,
+                        confirm=confirm,
+                        force=force,
+                    )
                 )
 
     async def unforget(
@@ -291,7 +302,7 @@ class MemoryService:
             self._check_space(user_id)
             async with self.homes.use(user_id, create=False) as home:
                 result: dict[str, Any] = await home.lane.job(
-                    lambda: unforget(home.writer.settings, home.writer.indexer, text, chat=chat, day=day)
+                    lambda: unforget(home.writer, text, chat=chat, day=day)
                 )
         if result["tombstones_removed"] == 0:
             what = _shown(text) if text else f"chat {chat!r}" if chat is not None else f"the day {day}"
@@ -406,10 +417,9 @@ class MemoryService:
 def _forget(
     home: UserHome, text: str | None, row_id: str | None, chat: str | None, day: date | None, force: bool
 ) -> dict[str, Any]:
-    settings, indexer = home.writer.settings, home.writer.indexer
-    if row_id is not None and get_memory(home.writer.store, settings, row_id) is None:
+    if row_id is not None and get_memory(home.writer.store, home.writer.settings, row_id) is None:
         raise _unknown_memory(home.user_id, row_id)
-    result = forget(settings, indexer, text=text, row_id=row_id, chat=chat, day=day, force=force)
+    result = forget(home.writer, text=text, row_id=row_id, chat=chat, day=day, force=force)
     if chat is not None or day is not None:
         if result["turns"] == 0:
             what = f"chat {chat!r}" if chat is not None else f"the day {day}"
