@@ -10,7 +10,9 @@ the body), the status and the time, on the ``memory_assets.server.access`` logge
 import logging
 import time
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
+
+from memory_assets.server.middleware import HttpMiddleware
 
 log = logging.getLogger("memory_assets.server.access")
 NO_ROUTE = "(no route)"
@@ -25,16 +27,10 @@ def template_of(scope: Scope) -> str:
     return "/mcp" if scope.get("path", "").startswith("/mcp") else NO_ROUTE
 
 
-class AccessLog:
+class AccessLog(HttpMiddleware):
     """The outermost middleware: logs each HTTP request once its answer's status is known."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
         status = 500
 

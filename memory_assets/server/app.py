@@ -41,6 +41,7 @@ from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
 from memory_assets.server.limits import Admission, BodyLimit, LoopbackGuard, is_stream
 from memory_assets.server.mcp_tools import build_mcp
+from memory_assets.server.middleware import HttpMiddleware
 from memory_assets.server.routes import build_router, reach
 from memory_assets.server.service import MemoryService
 from memory_assets.server.streams import StreamPool
@@ -140,16 +141,13 @@ DOCS_POLICY = (
 )
 
 
-class OwnOriginOnly:
+class OwnOriginOnly(HttpMiddleware):
     """The API's pages answered with a policy that keeps the browser on the server's own origin."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def applies(self, scope: Scope) -> bool:
+        return scope.get("path") in DOCS_PAGES
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") not in DOCS_PAGES:
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
 
         async def with_policy(message: Message) -> None:
             if message["type"] == "http.response.start":

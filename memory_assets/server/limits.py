@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memory_assets.server.auth import OPEN, PRINCIPAL_KEY, TokenFile, principal_of
 from memory_assets.server.config import is_loopback
 from memory_assets.server.errors import ApiError, error_bytes
+from memory_assets.server.middleware import HttpMiddleware
 
 PROBES = ("/health", "/ready")
 CLOSE = (b"connection", b"close")
@@ -63,7 +64,7 @@ def is_stream(scope: Scope) -> bool:
     return scope.get("method") == "GET" and scope.get("path", "").rstrip("/") == "/mcp"
 
 
-class Admission:
+class Admission(HttpMiddleware):
     def __init__(
         self,
         app: ASGIApp,
@@ -72,7 +73,7 @@ class Admission:
         max_in_flight_per_client: int,
         retry_after_s: int,
     ) -> None:
-        self.app = app
+        super().__init__(app)
         self.tokens = tokens
         self.max_in_flight = max_in_flight
         self.max_per_client = max_in_flight_per_client
@@ -99,10 +100,10 @@ class Admission:
         client = scope.get("client")
         return f"address:{client[0] if client else 'unknown'}"
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in PROBES:
-            await self.app(scope, receive, send)
-            return
+    def applies(self, scope: Scope) -> bool:
+        return scope.get("path") not in PROBES
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             client = self.client_of(scope, _headers(scope))
         except ApiError as exc:  # answered before the body is read: the connection closes after it
@@ -153,14 +154,8 @@ def _closing(send: Send) -> Send:
     return closing
 
 
-class LoopbackGuard:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class LoopbackGuard(HttpMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
         host = urlsplit("//" + headers.get("host", "")).hostname or ""
         origin = headers.get("origin")
@@ -178,9 +173,9 @@ class LoopbackGuard:
         await self.app(scope, receive, send)
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     def __init__(self, app: ASGIApp, max_body_bytes: int, body_timeout_s: float) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
 
@@ -202,10 +197,10 @@ class BodyLimit:
             "on the server",
         )
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
-            await self.app(scope, receive, send)
-            return
+    def applies(self, scope: Scope) -> bool:
+        return scope.get("method") not in ("GET", "HEAD", "OPTIONS")
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = next((v for k, v in scope.get("headers", []) if k.lower() == b"content-length"), None)
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             await _answer(send, 413, self._too_large(declared.decode()), [CLOSE])

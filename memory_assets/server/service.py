@@ -521,6 +521,11 @@ def _errors(user_id: str) -> Iterator[None]:
         raise translated from exc
 
 
+def _busy(detail: str) -> ApiError:
+    """503 ``busy``: the request did nothing and may be sent again in a second."""
+    return ApiError(503, "busy", detail, "retry shortly", {"Retry-After": "1"})
+
+
 def _translate(user_id: str, exc: Exception) -> Exception:
     if isinstance(exc, UserIdError):
         return ApiError(400, "invalid_user_id", str(exc), f"use a user id of {USER_ID_RULE}")
@@ -554,13 +559,7 @@ def _translate(user_id: str, exc: Exception) -> Exception:
             409, "deletion_pending", str(exc), "finish the deletion as the detail says, then retry"
         )
     if isinstance(exc, TimeoutError) and not isinstance(exc, LockTimeout):
-        return ApiError(
-            503,
-            "busy",
-            f"user {user_id!r}'s requests in flight did not end in time; nothing was deleted",
-            "retry shortly",
-            {"Retry-After": "1"},
-        )
+        return _busy(f"user {user_id!r}'s requests in flight did not end in time; nothing was deleted")
     if isinstance(exc, CursorError):
         return ApiError(422, "invalid_cursor", str(exc), "pass the previous page's next_cursor unchanged")
     if isinstance(exc, LegacyTableError):
@@ -580,13 +579,7 @@ def _translate(user_id: str, exc: Exception) -> Exception:
         )
     if isinstance(exc, LockTimeout):  # its text names a lock file of the server's: logged, not answered
         log.warning(f"{user_id}: {exc}")
-        return ApiError(
-            503,
-            "busy",
-            f"another writer (a command or a Dagster run) holds a lock on user {user_id!r}'s home",
-            "retry shortly",
-            {"Retry-After": "1"},
-        )
+        return _busy(f"another writer (a command or a Dagster run) holds a lock on user {user_id!r}'s home")
     if isinstance(exc, EmbedderError):
         return ApiError(
             503, "model_unavailable", str(exc), "check the embedding model's settings, then retry"
