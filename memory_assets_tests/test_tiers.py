@@ -348,7 +348,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
         "core.durable",
         "core.index.lineage",
         "core.models.batching",
-        "core.models.embedder",
         "core.settings",
         "core.write_path.extraction",
         "core.write_path.process",

@@ -43,10 +43,11 @@ import anyio.to_thread
 
 from memory_assets.core.durable import LockTimeout, free_bytes, is_disk_full
 from memory_assets.core.erase import EraseError
+from memory_assets.core.home import Home
 from memory_assets.core.index.lineage import Lineage, trace_id
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
-from memory_assets.core.models.embedder import EmbedderError, make_embedder
+from memory_assets.core.models.embedder import EmbedderError
 from memory_assets.core.ops.delete_user import delete_user, finish_deletions, plan, user_target
 from memory_assets.core.ops.forget import erase, forget, unforget
 from memory_assets.core.ops.status import home_status
@@ -82,7 +83,7 @@ class MemoryService:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.root = config.root
-        self.embedder = BatchingEmbedder(make_embedder(user_settings(self.root, "default")))
+        self.embedder = BatchingEmbedder(Home(user_settings(self.root, "default")).embedder)
         self.limiter = anyio.CapacityLimiter(config.workers)
         self.homes = HomeCache(
             self.root,
