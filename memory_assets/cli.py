@@ -101,7 +101,6 @@ def cmd_search(args: argparse.Namespace) -> Any:
     from memory_assets.core.search.filters import SearchFilters
 
     home = _home(args)
-    settings, store = home.settings, home.store
     # The flags' one translation (flag -> SearchFilters field): --limit -> limit, --source-type
     # (repeatable) -> source_types, --since -> since, --until -> until, --context -> context.
     filters = SearchFilters(
@@ -116,9 +115,7 @@ def cmd_search(args: argparse.Namespace) -> Any:
         hits = home.search(query, filters, embed=not args.no_embed)
         out = [_hit_dict(h, context=filters.context > 0) for h in hits]
         if args.explain:  # where each hit came from, back to what was said (core/index/lineage.py)
-            from memory_assets.core.index.lineage import trace_ids
-
-            found = trace_ids(store, settings, [h.id for h in hits])
+            found = home.lineage([h.id for h in hits])
             for hit in out:
                 lineage = found.get(hit["id"])
                 hit["lineage"] = lineage.to_dict() if lineage is not None else None

@@ -281,7 +281,6 @@ FACADE = ("core.ops", "core.home", "core.search")
 FACE_EXCEPTIONS: dict[str, set[str]] = {
     "cli": {
         "core.durable",
-        "core.index.lineage",
         "core.settings",
         "core.text",
         "core.write_path.extraction",

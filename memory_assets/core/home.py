@@ -12,7 +12,8 @@ else constructs a ``MemoryStore``, an embedder or an ``Indexer`` for a home:
 * ``home.language_model``: the chat client of ``MEMORY_LLM_*``, or None when none is configured.
 
 ``home.search(query, filters)`` asks this home's index (``core/search/``) with the one filters
-value every face builds (``SearchFilters``).
+value every face builds (``SearchFilters``); ``home.lineage(ids)`` says where each row came from,
+back to what was said (``core/index/lineage.py``).
 
 ``home.ready()`` raises the settings' "not initialised" error with its fix; ``write_path_embedder()``
 is the embedder loaded now, or None (with a warning) when the model cannot load, because a memory
@@ -25,10 +26,12 @@ imports it back; the audit, the runners and the faces build their parts through 
 """
 
 import logging
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.lineage import Lineage, trace_ids
 from memory_assets.core.index.store import MemoryStore
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder, TextEmbedder, make_embedder
 from memory_assets.core.models.language_model import ChatClient, make_chat_client
@@ -106,6 +109,11 @@ class Home:
         return search(
             self.store, query, filters, embedder=self.embedder if embed else None, settings=self.settings
         )
+
+    def lineage(self, ids: Sequence[str]) -> dict[str, Lineage]:
+        """The lineage of each row of this home's index with one of ``ids``; an id no row has is
+        not in the result."""
+        return trace_ids(self.store, self.settings, ids)
 
     def write_path_embedder(self) -> Embedder | HttpEmbedder | None:
         """The embedder, loaded now (so the first recall is not cut short by the model's load), or
