@@ -200,15 +200,14 @@ def dream_and_reconcile(settings: Settings, defs: object, instance: object, quie
     """The dream over every pending day (as the dream_sensor would request it, batch by batch),
     each followed by the reconcile (as reconcile_after_dream would), then a lint."""
 
-    from memory_assets.core.dream.pacing import INGEST, SKIP, decide
-    from memory_assets.core.knowledge.dream_state import load_dream_state
+    from memory_assets.core.ops.upkeep.look import dream_pacing
     from memory_assets.defs.partitions import day_range_tags, register_days
 
     dream = defs.resolve_job_def("dream")  # type: ignore[attr-defined]
     reconcile = defs.resolve_job_def("reconcile")  # type: ignore[attr-defined]
     while True:
-        decision = decide(settings, load_dream_state(settings.dream_state_path, settings.log_md), force=True)
-        if decision.kind not in (INGEST, SKIP):
+        _, decision = dream_pacing(settings, force=True)
+        if not decision.days:  # no batch to ingest or skip (idle, or a lint: run below)
             break
         register_days(instance, decision.days)  # type: ignore[arg-type]
         tags = day_range_tags(decision.days[0], decision.days[-1])

@@ -319,8 +319,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "demo": {
         "core.audit.checks",
         "core.capture.daily_log",
-        "core.dream.pacing",
-        "core.knowledge.dream_state",
         "core.legacy.find",
         "core.settings",
         "core.sources",

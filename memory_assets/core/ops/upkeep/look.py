@@ -85,11 +85,14 @@ def transcripts_look(settings: Settings, cursor: Cursor, run_state: RunStates) -
     return Transcripts(behind, False, fresh.due(ALL_SESSIONS, None), fresh)
 
 
-def dream_pacing(settings: Settings, now: datetime | None = None) -> tuple[DreamState, Decision]:
+def dream_pacing(
+    settings: Settings, now: datetime | None = None, *, force: bool = False
+) -> tuple[DreamState, Decision]:
     """The home's persisted dream state and the pacing's decision from it (never in-memory
-    counters: a restarted process decides as a running one)."""
+    counters: a restarted process decides as a running one); ``force``: past the time and fact
+    gates, as ``decide`` states."""
     state = load_dream_state(settings.dream_state_path, settings.log_md)
-    return state, decide(settings, state, now=now or datetime.now(UTC))
+    return state, decide(settings, state, now=now or datetime.now(UTC), force=force)
 
 
 @dataclass
