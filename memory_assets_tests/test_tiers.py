@@ -343,7 +343,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "server.schemas": {"core.capture.transcripts", "core.text", "core.write_path.extraction"},
     "server.service": {
         "core.durable",
-        "core.index.lineage",
         "core.models.batching",
         "core.settings",
         "core.write_path.extraction",

@@ -44,7 +44,6 @@ import anyio.to_thread
 from memory_assets.core.durable import LockTimeout, free_bytes, is_disk_full
 from memory_assets.core.erase import EraseError
 from memory_assets.core.home import Home
-from memory_assets.core.index.lineage import Lineage, trace_id
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError
@@ -62,7 +61,7 @@ from memory_assets.core.ops.users import (
 )
 from memory_assets.core.reconcile import ReconcileError
 from memory_assets.core.search.filters import SearchFilters
-from memory_assets.core.search.listing import CursorError, Memory, get_memory, list_memories
+from memory_assets.core.search.listing import CursorError, get_memory, list_memories
 from memory_assets.core.search.retrieval import EmptyIndexError
 from memory_assets.core.settings import Settings, SettingsError
 from memory_assets.core.write_path.extraction import Extractor, Turn
@@ -384,16 +383,18 @@ class MemoryService:
         """The memory with its provenance and its lineage (``core/index/lineage.py``): where it
         came from, back to the turns it was said in."""
 
-        def run(home: UserHome) -> tuple[Memory, Lineage | None] | None:
-            store, settings = home.reader.store, home.reader.settings
-            memory = get_memory(store, settings, row_id)
-            return None if memory is None else (memory, trace_id(store, settings, row_id))
+        def run(home: UserHome) -> dict[str, Any] | None:
+            reader = home.reader
+            memory = get_memory(reader.store, reader.settings, row_id)
+            if memory is None:
+                return None
+            lineage = reader.lineage([row_id]).get(row_id)
+            return {**memory.to_dict(), "lineage": lineage.to_dict() if lineage is not None else None}
 
         found = await self._read(user_id, run)
         if found is None:
             raise _unknown_memory(user_id, row_id)
-        memory, lineage = found
-        return {**memory.to_dict(), "lineage": lineage.to_dict() if lineage is not None else None}
+        return found
 
     async def status(self, user_id: str) -> dict[str, Any]:
         return await self._read(
