@@ -11,7 +11,8 @@ token's hash to who it is::
 A token is any secret string (``memory-assets token`` makes one: 32 random bytes, URL-safe);
 only its SHA-256 is stored, so the file reveals no token. A caller presents it as
 ``Authorization: Bearer <token>``. A ``user:<id>`` token reaches that user's routes and tools
-only (403 for any other user's); an ``admin`` token reaches every user's and ``GET /v1/users``.
+only (403 for any other user's); an ``admin`` token reaches every user's and the admin routes
+(``GET /v1/users``, ``GET /v1/users/{id}/upkeep``: ``routes.py``).
 
 Tokens are compared in constant time: the presented token's hash against every entry, without
 stopping at a match. Neither a token nor its hash is logged. The file is re-read when it changes
