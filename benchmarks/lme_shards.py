@@ -12,7 +12,10 @@ script refuses a question that two shards hold, names the shards (``I/N``) that 
 their ``N`` says how many there are, and prints, for each side and level (turn, session): recall@1/5/10
 and NDCG@10 over all questions, over all but the abstention questions, and per question type
 (@10), each with how many questions it counts. It prints the commit and the command of each
-shard: shards run on different commits are flagged, never silently mixed.
+shard: shards run on different commits are flagged, never silently mixed. Last, what the run cost:
+the turns posted, the posting's and the asking's wall time summed over the shards (shards run one
+after another, each on the whole machine), the index per 1,000 turns over every home, and each
+shard's search p50 through the service (a percentile does not merge, so their range is given).
 
 The figures are computed as ``bench_e2e.py`` computes them (``rate``, ``ndcg``): a hit at k is a
 rank at most k; a question without NDCG at a level counts 0 there.
@@ -56,6 +59,9 @@ def load(paths: list[Path], name: str) -> tuple[dict[str, dict[str, dict[str, An
                 "command": data.get("command"),
                 "questions": got.get("questions"),
                 "wall_seconds": data.get("wall_seconds"),
+                "seconds": got.get("seconds", {}),
+                "index": got.get("index", {}),
+                "cost": data.get("cost", {}).get(name, {}),
             }
         )
         for side, per in got["per_question"].items():
@@ -128,6 +134,25 @@ def figures(merged: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     return out
 
 
+def cost(heads: list[dict[str, Any]], side: str = "now") -> dict[str, Any]:
+    """What the shards cost together, for the memory's side (posted through the service)."""
+    turns = sum(h["index"].get(side, {}).get("turns", 0) for h in heads)
+    posting = sum(h["seconds"].get(side, {}).get("posting_wall", 0.0) for h in heads)
+    asking = sum(h["seconds"].get(side, {}).get("asking", 0.0) for h in heads)
+    index_bytes = sum(h["index"].get(side, {}).get("index_bytes", 0) for h in heads)
+    p50s = [h["cost"]["http_search_ms_p50"] for h in heads if "http_search_ms_p50" in h["cost"]]
+    return {
+        "turns": turns,
+        "homes": sum(h["questions"] or 0 for h in heads),
+        "wall_s": sum(h["wall_seconds"] or 0.0 for h in heads),
+        "posting_wall_s": posting,
+        "turns_per_s": turns / posting if posting else float("nan"),
+        "asking_s": asking,
+        "index_mb_per_1000_turns": index_bytes / 1e6 / turns * 1000 if turns else float("nan"),
+        "search_p50_ms": [min(p50s), max(p50s)] if p50s else None,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -183,9 +208,26 @@ def main() -> int:
                 + [f"{fmt(figs[s][level][kind]['@5'])} / {fmt(figs[s][level][kind]['@10'])}" for s in figs]
             )
         print(table(rows, ["type", "n", *(f"{s} @5 / @10" for s in figs)]))
+    spent = cost(heads)
+    p50 = spent["search_p50_ms"]
+    print(
+        f"\n## what it cost (the memory's side, summed over the shards)\n\n"
+        f"{spent['turns']:,} turns posted into {spent['homes']} homes in {spent['posting_wall_s'] / 60:.0f} min of "
+        f"posting ({spent['turns_per_s']:.1f} turns/s), questions asked in {spent['asking_s']:.0f} s; "
+        f"the shards' wall time {spent['wall_s'] / 60:.0f} min in all (cosine's embedding included); "
+        f"index {fmt(spent['index_mb_per_1000_turns'], 2)} MB per 1,000 turns; "
+        + (
+            f"search p50 through the service {p50[0]:.0f}-{p50[1]:.0f} ms (per shard)"
+            if p50
+            else "no search p50"
+        )
+    )
     if args.json:
         args.json.write_text(
-            json.dumps({"set": args.set, "shards": heads, "missing": gone, "figures": figs}, indent=1) + "\n",
+            json.dumps(
+                {"set": args.set, "shards": heads, "missing": gone, "figures": figs, "cost": spent}, indent=1
+            )
+            + "\n",
             encoding="utf-8",
         )
     return 0
