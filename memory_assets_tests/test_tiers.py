@@ -282,7 +282,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "cli": {"core.durable", "core.settings", "core.text", "core.write_path.extraction"},
     "defs.dedup.assets": {"core.audit.dedup", "core.audit.dedup_history", "core.audit.measurement"},
     "defs.dream.assets": {"core.dream.consolidator", "core.dream.consolidator_choice", "core.dream.runner"},
-    "defs.homes.nothing_to_do": {"core.reconcile"},
     "defs.index.assets": {"core.audit.checks", "core.index.indexer"},
     "defs.index.checks": {"core.audit", "core.index.store"},
     "defs.index.sensors": {"core.capture.daily_log", "core.index", "core.index.freshness"},

@@ -18,7 +18,8 @@ What counts as nothing to do, per asset:
   no legacy row in the table (or no table);
 * ``ingested_turns``: no transcript session behind;
 * ``vault``, ``vault_lint``: the dream's pacing is idle with no day pending consolidation;
-* ``superseded_retired``, ``index_swept``: the dream's hand-off is empty (``handoff_pending``);
+* ``superseded_retired``, ``index_swept``: the dream's hand-off is empty (the look's
+  ``work.reconcile`` is not set);
 * ``dedup_history``, ``dedup_report``: the index did not change since the last measurement;
 * ``daily_logs``: no log (a home with logs is recorded when its logs grow);
 * ``transcripts``, ``consolidation_log``, ``vault_pages``, ``core_files``, ``tombstones``: files
@@ -29,8 +30,8 @@ sensor found) is never recorded: the batch materialises it, or fails it, which t
 failed rather than missing. A run may materialise an asset before the sensor first finds it idle;
 the record then follows the run's, saying what the sensor found.
 
-The stat-level questions (the hand-off, the dedup measurement) are asked only of the assets not
-recorded yet, so after a home's first look this costs a set difference.
+The stat-level question (the dedup measurement) is asked only of the assets not recorded yet, so
+after a home's first look this costs a set difference.
 """
 
 from collections.abc import Iterable
@@ -39,7 +40,6 @@ import dagster as dg
 
 from memory_assets.core.ops.upkeep.look import Look
 from memory_assets.core.ops.upkeep.work import dedup_due
-from memory_assets.core.reconcile import handoff_pending
 from memory_assets.core.settings import Settings
 
 REPORTED_BY = "homes_sensor"
@@ -89,13 +89,13 @@ def idle_assets(look: Look) -> set[str]:
         idle.add("vault_lint")  # no lint due
     if look.legacy_rows is False:  # no table, or none in the assistant's format
         idle.update(LEGACY)
+    if not look.work.reconcile:  # the dream's hand-off is empty
+        idle |= {"superseded_retired", "index_swept"}
     return idle
 
 
 def _stat_level(settings: Settings, wanted: set[str]) -> set[str]:
     idle: set[str] = set()
-    if wanted & {"superseded_retired", "index_swept"} and not handoff_pending(settings):
-        idle |= {"superseded_retired", "index_swept"}
     if wanted & {"dedup_history", "dedup_report"} and not dedup_due(settings):
         idle |= {"dedup_history", "dedup_report"}
     return idle
@@ -105,7 +105,7 @@ def nothing_to_do(
     user: str, settings: Settings, idle: Iterable[str], reported: set[str]
 ) -> list[dg.AssetMaterialization]:
     """The materialisations, once each, of the assets with nothing to do for ``user``'s home:
-    ``idle`` as the sensor found them, the files it never writes, and the stat-level questions;
+    ``idle`` as the sensor found them, the files it never writes, and the stat-level question;
     ``reported`` (the home's record of those already made) is updated."""
     wanted = set(REASONS) - reported
     if not wanted:
