@@ -295,7 +295,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     },
     "defs.resources": {"core.models.embedder"},
     "defs.text_free": {"core.audit.dedup", "core.knowledge.keyed_hash"},
-    "defs.write_path.assets": {"core.write_path.extractor_choice", "core.write_path.ingest"},
     "demo": {"core.audit.checks", "core.capture.daily_log", "core.settings"},
     "server.auth": {"core.durable"},
     "server.config": {"core.settings"},

@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from memory_assets.core.write_path.extractor_choice import make_extractor
-from memory_assets.core.write_path.ingest import IngestResult, ingest_transcripts
+from memory_assets.core.ops.write import ingest
+from memory_assets.core.write_path.ingest import IngestResult
 from memory_assets.defs.partitions import day_materializations, home_partitions, register_days
 from memory_assets.defs.resources import EmbedderResource, MemoryHomeResource
 from memory_assets.defs.text_free import TextFree
@@ -24,11 +24,8 @@ def ingested_turns(
     context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
     home = memory.open(embedder).ready()
-    settings = home.settings
-    result = ingest_transcripts(
-        settings, make_extractor(settings), store=home.store, embedder=home.write_path_embedder()
-    )
-    TextFree(settings.state_dir).log(
+    result = ingest(home)
+    TextFree(home.settings.state_dir).log(
         context.log, "warning", [*result.warnings, *([result.recovered] if result.recovered else [])]
     )
     register_days(context.instance, result.days, memory.user)
