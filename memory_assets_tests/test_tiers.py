@@ -283,7 +283,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "defs.dedup.assets": {"core.audit.dedup", "core.audit.dedup_history", "core.audit.measurement"},
     "defs.dream.assets": {"core.dream.consolidator", "core.dream.consolidator_choice", "core.dream.runner"},
     "defs.index.assets": {"core.audit.checks", "core.index.indexer"},
-    "defs.index.checks": {"core.audit", "core.index.store"},
     "defs.index.sensors": {"core.capture.daily_log", "core.index", "core.index.freshness"},
     "defs.legacy.assets": {"core.legacy.backup", "core.legacy.export", "core.legacy.find"},
     "defs.reconcile.assets": {

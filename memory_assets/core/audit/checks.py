@@ -779,26 +779,51 @@ def search_finds_rows(
     )
 
 
+Check = Callable[[Settings, MemoryStore, TextEmbedder | None], CheckOutcome]
+
+
+def _needed(embedder: TextEmbedder | None) -> TextEmbedder:
+    if embedder is None:
+        raise ValueError("search_finds_rows needs an embedder")
+    return embedder
+
+
+_CHECKS: dict[str, Check] = {
+    "logs_append_only": lambda settings, store, embedder: logs_append_only(settings),
+    "rows_match_logs": lambda settings, store, embedder: rows_match_logs(settings, store),
+    "rows_match_transcripts": lambda settings, store, embedder: rows_match_transcripts(settings, store),
+    "facts_accounted_for": lambda settings, store, embedder: facts_accounted_for(settings, store),
+    "turns_accounted_for": lambda settings, store, embedder: turns_accounted_for(settings, store),
+    "days_consolidated": lambda settings, store, embedder: days_consolidated(settings),
+    "ids_unique": lambda settings, store, embedder: ids_unique(store),
+    "no_tombstoned_content": lambda settings, store, embedder: no_tombstoned_content(settings, store),
+    "table_bounded": lambda settings, store, embedder: table_bounded(
+        store, retention_days=settings.version_retention_days
+    ),
+    "search_finds_rows": lambda settings, store, embedder: search_finds_rows(
+        settings, store, _needed(embedder)
+    ),
+}
+CHECK_NAMES = tuple(_CHECKS)
+"""Every check, in the order ``run_all`` runs them."""
+
+
+def run_one(
+    name: str, settings: Settings, store: MemoryStore, embedder: TextEmbedder | None = None
+) -> CheckOutcome:
+    """The check ``name`` (one of ``CHECK_NAMES``), raising what it raises; ``embedder`` (the
+    configured model) is needed by ``search_finds_rows`` only. ``KeyError`` for an unknown name."""
+    return _CHECKS[name](settings, store, embedder)
+
+
 def run_all(settings: Settings, store: MemoryStore, embedder: TextEmbedder) -> list[CheckOutcome]:
     """Every check, in order (``embedder``, the configured model, asks search_finds_rows' questions).
     A check that cannot run at all (an unreadable table, an embedding endpoint down) is reported as
     a failed outcome naming the error, so the others still run."""
-    checks: list[tuple[str, Callable[[], CheckOutcome]]] = [
-        ("logs_append_only", lambda: logs_append_only(settings)),
-        ("rows_match_logs", lambda: rows_match_logs(settings, store)),
-        ("rows_match_transcripts", lambda: rows_match_transcripts(settings, store)),
-        ("facts_accounted_for", lambda: facts_accounted_for(settings, store)),
-        ("turns_accounted_for", lambda: turns_accounted_for(settings, store)),
-        ("days_consolidated", lambda: days_consolidated(settings)),
-        ("ids_unique", lambda: ids_unique(store)),
-        ("no_tombstoned_content", lambda: no_tombstoned_content(settings, store)),
-        ("table_bounded", lambda: table_bounded(store, retention_days=settings.version_retention_days)),
-        ("search_finds_rows", lambda: search_finds_rows(settings, store, embedder)),
-    ]
     outcomes: list[CheckOutcome] = []
-    for name, check in checks:
+    for name in CHECK_NAMES:
         try:
-            outcomes.append(check())
+            outcomes.append(run_one(name, settings, store, embedder))
         except (OSError, RuntimeError, ValueError) as exc:
             outcomes.append(
                 CheckOutcome(

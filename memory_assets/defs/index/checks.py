@@ -1,16 +1,14 @@
 """Invariants of the whole table, of the daily logs and of the transcripts, as asset checks: thin wrappers over
-``core/audit/checks.py`` (the same functions ``memory-assets check`` runs). Each can fail, and says
+``core/ops/check.check_one`` (the audit's checks ``memory-assets check`` runs, one at a time). Each can fail, and says
 why in its description and in markdown tables, text-free (``defs/text_free.py``): rows are named by
 id, file and line, a person's words by a keyed tag."""
 
-from collections.abc import Callable
-
 import dagster as dg
 
-from memory_assets.core.audit import checks as core
-from memory_assets.core.audit import facts_accounted as accounted
-from memory_assets.core.audit import turns_accounted
-from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS, MemoryStore
+from memory_assets.core.audit.checks import PROBE_MAX_P50_MS, PROBE_MIN_FOUND, PROBE_ROWS
+from memory_assets.core.home import Home
+from memory_assets.core.index.store import MAX_FRAGMENTS, MAX_VERSIONS
+from memory_assets.core.ops.check import check_one
 from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.assets import archival_memories
@@ -31,26 +29,23 @@ def check_result(settings: Settings, outcome: CheckOutcome, table: str | None = 
     "means a write that bypassed the indexer's locks. Fix: `memory-assets reindex`.",
 )
 def ids_unique(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    return check_result(memory.settings(), core.ids_unique(memory.open().store), "duplicates")
+    return check_result(memory.settings(), check_one(memory.open(), "ids_unique"), "duplicates")
 
 
-def _table_check(
-    name: str, audit: Callable[[Settings, MemoryStore], CheckOutcome], details: str, description: str
-) -> dg.AssetChecksDefinition:
-    """The check ``name`` of ``archival_memories``: ``audit`` over the home's settings and table, its
-    details as the markdown table ``details``."""
+def _table_check(name: str, details: str, description: str) -> dg.AssetChecksDefinition:
+    """The check ``name`` of ``archival_memories``: the audit's check of that name over the home,
+    its details as the markdown table ``details``."""
 
     @dg.asset_check(asset=archival_memories, name=name, description=description)
     def table_check(memory: MemoryHomeResource) -> dg.AssetCheckResult:
         home = memory.open()
-        return check_result(home.settings, audit(home.settings, home.store), details)
+        return check_result(home.settings, check_one(home, name), details)
 
     return table_check
 
 
 rows_match_logs = _table_check(
     "rows_match_logs",
-    core.rows_match_logs,
     "days",
     "For every daily log (and every archive file the table still holds), the stored "
     "archive_log rows are exactly the planned ones: parsed facts minus tombstones and the lines "
@@ -59,7 +54,6 @@ rows_match_logs = _table_check(
 
 facts_accounted_for = _table_check(
     "facts_accounted_for",
-    accounted.facts_accounted_for,
     "stranded_lines",
     "No written fact is stranded: every fact line of every daily log is indexed, folded "
     "into a vault page that holds it (the fold ledger names the page), or forgotten by a person. "
@@ -69,7 +63,6 @@ facts_accounted_for = _table_check(
 
 rows_match_transcripts = _table_check(
     "rows_match_transcripts",
-    core.rows_match_transcripts,
     "transcripts",
     "For every transcript (and every transcript the table still holds rows of), the stored "
     "transcript rows are exactly the planned ones: one a user message (a long one in windows), minus the "
@@ -79,7 +72,6 @@ rows_match_transcripts = _table_check(
 
 turns_accounted_for = _table_check(
     "turns_accounted_for",
-    turns_accounted.turns_accounted_for,
     "stranded_turns",
     "What was said stays findable: every user turn of every transcript is indexed, forgotten "
     "by a person, past the retention (MEMORY_TRANSCRIPT_RETENTION_DAYS), or empty; a transcript that "
@@ -89,7 +81,6 @@ turns_accounted_for = _table_check(
 
 no_tombstoned_content = _table_check(
     "no_tombstoned_content",
-    core.no_tombstoned_content,
     "tombstoned",
     "No row's normalised content is tombstoned, and no transcript row holds a turn a "
     "person's tombstone hides (a forgotten text it holds, or its fact, chat or day forgotten); every "
@@ -105,9 +96,7 @@ no_tombstoned_content = _table_check(
 )
 def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     home = memory.open()
-    return check_result(
-        home.settings, core.table_bounded(home.store, retention_days=home.settings.version_retention_days)
-    )
+    return check_result(home.settings, check_one(home, "table_bounded"))
 
 
 @dg.asset_check(
@@ -117,24 +106,22 @@ def table_bounded(memory: MemoryHomeResource) -> dg.AssetCheckResult:
     "until the text is restored or accepted (`memory-assets check --accept-log FILE`).",
 )
 def logs_append_only(memory: MemoryHomeResource) -> dg.AssetCheckResult:
-    settings = memory.settings()
-    return check_result(settings, core.logs_append_only(settings), "changes")
+    home = Home(memory.settings())  # the check reads the logs and their ledger, not the table
+    return check_result(home.settings, check_one(home, "logs_append_only"), "changes")
 
 
 @dg.asset_check(
     asset=archival_memories,
-    description=f"Retrieval works end to end: {core.PROBE_ROWS} rows spread over the table, each "
+    description=f"Retrieval works end to end: {PROBE_ROWS} rows spread over the table, each "
     "searched for by its own words (embedded by the configured model), come back in the top 10 "
-    f"(itself or the hit it collapsed into), at least {core.PROBE_MIN_FOUND:.0%} of them; a warning "
-    f"when those searches' p50 passes {core.PROBE_MAX_P50_MS:.0f} ms. Each evaluation records the "
+    f"(itself or the hit it collapsed into), at least {PROBE_MIN_FOUND:.0%} of them; a warning "
+    f"when those searches' p50 passes {PROBE_MAX_P50_MS:.0f} ms. Each evaluation records the "
     "share found and the searches' p50 and p95. Fix: `memory-assets reindex --rebuild` when rows "
     "are not found, `memory-assets optimize` when slow.",
 )
 def search_finds_rows(memory: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
     home = memory.open(embedder)
-    return check_result(
-        home.settings, core.search_finds_rows(home.settings, home.store, home.embedder), "misses"
-    )
+    return check_result(home.settings, check_one(home, "search_finds_rows"), "misses")
 
 
 INDEX_CHECKS = [
