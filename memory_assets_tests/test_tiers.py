@@ -292,7 +292,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
         "core.reconcile",
         "core.text",
     },
-    "defs.resources": {"core.models.embedder"},
     "defs.text_free": {"core.audit.dedup", "core.knowledge.keyed_hash"},
     "demo": {"core.audit.checks", "core.capture.daily_log", "core.settings"},
     "server.auth": {"core.durable"},

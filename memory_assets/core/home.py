@@ -6,8 +6,9 @@ else constructs a ``MemoryStore``, an embedder or an ``Indexer`` for a home:
 
 * ``home.store``: the ``MemoryStore`` over ``settings.index_uri`` (read side; opening it touches
   nothing on disk);
-* ``home.embedder``: the configured embedder, shared per process (``make_embedder``); building it
-  loads no model and calls no endpoint, the first text does;
+* ``home.embedder``: the configured embedder (a ``HomeEmbedder``), shared per process
+  (``make_embedder``), with ``embedding_batch_size`` texts per batch when one is given; building
+  it loads no model and calls no endpoint, the first text does;
 * ``home.indexer``: the ``Indexer`` over that store and embedder, the only writer of the table;
 * ``home.language_model``: the chat client of ``MEMORY_LLM_*``, or None when none is configured.
 
@@ -42,6 +43,9 @@ from memory_assets.core.settings import Settings
 
 log = logging.getLogger("memory_assets")
 
+HomeEmbedder = Embedder | HttpEmbedder
+"""The embedder a home holds: the local sentence-transformers model's or an endpoint's."""
+
 
 class Home:
     """A memory home: its settings and its parts (see the module docstring)."""
@@ -49,13 +53,17 @@ class Home:
     def __init__(
         self,
         settings: Settings,
-        embedder: Embedder | HttpEmbedder | None = None,
+        embedder: HomeEmbedder | None = None,
         store: MemoryStore | None = None,
+        *,
+        embedding_batch_size: int | None = None,
     ):
         """``embedder``: one already built elsewhere (a Dagster resource's); default: the settings'.
         ``store``: one already open (a caller's, whose read caches the parts then share); default:
-        the settings' index."""
+        the settings' index. ``embedding_batch_size``: texts per batch of the embedder this home
+        builds (None: the embedder's default)."""
         self.settings = settings
+        self._embedding_batch_size = embedding_batch_size
         if embedder is not None:
             self.embedder = embedder  # fills the cached property
         if store is not None:
@@ -79,8 +87,8 @@ class Home:
         return MemoryStore.of(self.settings)
 
     @cached_property
-    def embedder(self) -> Embedder | HttpEmbedder:
-        return make_embedder(self.settings)
+    def embedder(self) -> HomeEmbedder:
+        return make_embedder(self.settings, self._embedding_batch_size)
 
     @cached_property
     def indexer(self) -> Indexer:
@@ -115,7 +123,7 @@ class Home:
         not in the result."""
         return trace_ids(self.store, self.settings, ids)
 
-    def write_path_embedder(self) -> Embedder | HttpEmbedder | None:
+    def write_path_embedder(self) -> HomeEmbedder | None:
         """The embedder, loaded now (so the first recall is not cut short by the model's load), or
         None when it cannot load: the facts are still written, recall is keyword-only and the day
         is left to the sensor's reindex."""

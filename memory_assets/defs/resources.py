@@ -22,8 +22,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from memory_assets.core.home import Home
-from memory_assets.core.models.embedder import Embedder, HttpEmbedder, make_embedder
+from memory_assets.core.home import Home, HomeEmbedder
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.ops.users import ROOT_ENV, open_user_home, user_settings
 from memory_assets.core.settings import Settings, SettingsError
@@ -156,10 +155,10 @@ class EmbedderResource(dg.ConfigurableResource):
     model: str | None = None
     url: str | None = None
     batch_size: int | None = None
-    _embedder: Embedder | HttpEmbedder | None = PrivateAttr(default=None)
+    _embedder: HomeEmbedder | None = PrivateAttr(default=None)
 
-    def get(self) -> Embedder | HttpEmbedder:
+    def get(self) -> HomeEmbedder:
         if self._embedder is None:
             overrides = {k: v for k, v in (("embedding_model", self.model), ("embedding_url", self.url)) if v}
-            self._embedder = make_embedder(Settings.load(**overrides), self.batch_size)
+            self._embedder = Home(Settings.load(**overrides), embedding_batch_size=self.batch_size).embedder
         return self._embedder
