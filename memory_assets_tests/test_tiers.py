@@ -285,13 +285,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "defs.index.assets": {"core.audit.checks", "core.index.indexer"},
     "defs.index.sensors": {"core.capture.daily_log", "core.index", "core.index.freshness"},
     "defs.legacy.assets": {"core.legacy.backup", "core.legacy.export", "core.legacy.find"},
-    "defs.reconcile.assets": {
-        "core.index.indexer",
-        "core.index.retire",
-        "core.knowledge.tombstones",
-        "core.reconcile",
-        "core.text",
-    },
     "defs.text_free": {"core.audit.dedup", "core.knowledge.keyed_hash"},
     "demo": {"core.audit.checks", "core.capture.daily_log", "core.settings"},
     "server.auth": {"core.durable"},

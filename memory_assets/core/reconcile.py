@@ -105,6 +105,24 @@ def handoff_pending(settings: Settings) -> bool:
         return True
 
 
+@dataclass
+class HandoffLeft:
+    """What the hand-off holds as read now: its line count, and the lines a reconcile already
+    retired (tombstoned) that are still in it, which a completed retire step never leaves."""
+
+    lines: int
+    retired: list[str] = field(default_factory=list)
+
+
+def handoff_left(settings: Settings) -> HandoffLeft:
+    """The hand-off's lines and those of them already retired (cleaned as the retire step cleans
+    them, long enough to be retired, and tombstoned)."""
+    raw, _, _ = read_handoff(settings)
+    tombs = read_tombstones(settings.tombstones_path).contents
+    cleaned = (clean_handoff_line(line) for line in raw)
+    return HandoffLeft(len(raw), [t for t in cleaned if len(t) >= MIN_RETIRE_CHARS and normalise(t) in tombs])
+
+
 def retire_superseded(settings: Settings, indexer: Indexer, result: ReconcileResult) -> None:
     """Step 1, under the home's reconcile lock (re-entrant: ``reconcile`` holds it already), so two
     reconciles never truncate each other's hand-off lines."""

@@ -2,11 +2,11 @@
 
 import dagster as dg
 
-from memory_assets.core.index.indexer import Indexer
-from memory_assets.core.index.retire import MIN_RETIRE_CHARS, clean_handoff_line
-from memory_assets.core.knowledge.tombstones import read_tombstones
-from memory_assets.core.reconcile import ReconcileResult, read_handoff, retire_superseded
-from memory_assets.core.text import normalise
+from memory_assets.core.home import Home
+from memory_assets.core.index.retire import MIN_RETIRE_CHARS
+from memory_assets.core.ops.retire import retire_handoff
+from memory_assets.core.reconcile import HandoffLeft, ReconcileResult
+from memory_assets.core.settings import Settings
 from memory_assets.defs.dream.assets import vault
 from memory_assets.defs.index.external import tombstones
 from memory_assets.defs.partitions import day_materializations, home_partitions
@@ -16,8 +16,8 @@ from memory_assets.defs.text_free import TextFree
 HANDOFF_CHECK = "handoff_processed"
 
 
-def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
-    return memory.open(embedder).ready().indexer
+def _home(memory: MemoryHomeResource, embedder: EmbedderResource) -> Home:
+    return memory.open(embedder).ready()
 
 
 @dg.asset(
@@ -40,10 +40,9 @@ def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
 def superseded_retired(
     context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    indexer = _indexer(memory, embedder)
-    settings = indexer.settings
-    result = ReconcileResult()
-    retire_superseded(settings, indexer, result)
+    home = _home(memory, embedder)
+    settings = home.settings
+    result, left = retire_handoff(home)
     free = TextFree(settings.state_dir)
     free.log(context.log, "warning", result.warnings)
     if result.refused:
@@ -63,7 +62,9 @@ def superseded_retired(
         "archive_index", result.days_reindexed, memory.user, {"reason": "reconcile"}
     ):
         context.log_event(event)
-    return dg.MaterializeResult(metadata=retire_metadata(result), check_results=[handoff_check(indexer)])
+    return dg.MaterializeResult(
+        metadata=retire_metadata(result), check_results=[handoff_check(settings, left)]
+    )
 
 
 def retire_metadata(result: ReconcileResult) -> dict[str, object]:
@@ -78,19 +79,13 @@ def retire_metadata(result: ReconcileResult) -> dict[str, object]:
     }
 
 
-def handoff_check(indexer: Indexer) -> dg.AssetCheckResult:
-    settings = indexer.settings
-    raw, _, _ = read_handoff(settings)
-    tombs = read_tombstones(settings.tombstones_path).contents
-    left = [
-        t
-        for t in (clean_handoff_line(line) for line in raw)
-        if len(t) >= MIN_RETIRE_CHARS and normalise(t) in tombs
-    ]
+def handoff_check(settings: Settings, found: HandoffLeft) -> dg.AssetCheckResult:
+    """``handoff_processed`` from the hand-off as found after the retire step."""
+    left = found.retired
     return dg.AssetCheckResult(
         check_name=HANDOFF_CHECK,
         passed=not left,
-        metadata={"lines_left": len(raw), "already_retired_but_left": len(left)},
+        metadata={"lines_left": found.lines, "already_retired_but_left": len(left)},
         description=None
         if not left
         else f"{len(left)} retired line(s) still in {settings.superseded_path.name} "
@@ -109,9 +104,9 @@ def handoff_check(indexer: Indexer) -> dg.AssetCheckResult:
 def index_swept(
     context: dg.AssetExecutionContext, memory: MemoryHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    indexer = _indexer(memory, embedder)
-    sweep = indexer.sweep()
-    TextFree(indexer.settings.state_dir).log(context.log, "warning", sweep.warnings)
+    home = _home(memory, embedder)
+    sweep = home.indexer.sweep()
+    TextFree(home.settings.state_dir).log(context.log, "warning", sweep.warnings)
     return dg.MaterializeResult(metadata=swept_metadata(sweep.summary()))
 
 
