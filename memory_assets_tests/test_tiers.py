@@ -281,7 +281,6 @@ FACADE = ("core.ops", "core.home", "core.search")
 FACE_EXCEPTIONS: dict[str, set[str]] = {
     "cli": {"core.durable", "core.settings", "core.text", "core.write_path.extraction"},
     "defs.dedup.assets": {"core.audit.dedup", "core.audit.dedup_history", "core.audit.measurement"},
-    "defs.dream.assets": {"core.dream.consolidator", "core.dream.consolidator_choice", "core.dream.runner"},
     "defs.index.assets": {"core.audit.checks", "core.index.indexer"},
     "defs.index.sensors": {"core.capture.daily_log", "core.index", "core.index.freshness"},
     "defs.legacy.assets": {"core.legacy.backup", "core.legacy.export", "core.legacy.find"},

@@ -10,6 +10,10 @@ work standing and is reported in the result; the next ``reconcile`` (the CLI's, 
 reconcile schedule's in Dagster) retries it, because the hand-off is truncated only after its
 lines are retired. Dagster runs the same pair as two jobs joined by a run-status sensor.
 
+``dream_once``: one dream run past the gates (a sensor or a person decided it is due), a batch's
+consolidation or, with ``lint_only``, the vault's lint; no reconcile follows (Dagster runs it as
+its own job).
+
 ``dream_preview``: what the dream would write to the vault, run on a clone of the home
 (``core/dream/dry_run.py``); the home is not touched. ``reconcile_home``: the reconcile alone.
 
@@ -21,7 +25,7 @@ from typing import Any
 from memory_assets.core.dream.consolidator import Consolidator
 from memory_assets.core.dream.consolidator_choice import make_consolidator
 from memory_assets.core.dream.dry_run import DryRun, dry_run
-from memory_assets.core.dream.runner import run_dream
+from memory_assets.core.dream.runner import DreamResult, run_dream
 from memory_assets.core.home import Home
 from memory_assets.core.reconcile import ReconcileResult, handoff_pending, reconcile
 
@@ -50,6 +54,12 @@ def dream_then_reconcile(
         except Exception as exc:  # the dream's work stands; the reconcile schedule retries
             out["reindex"] = {"error": f"{type(exc).__name__}: {exc}"}
     return out
+
+
+def dream_once(home: Home, *, lint_only: bool = False) -> DreamResult:
+    """One forced dream run with the home's configured consolidator: the runner still owns the
+    batch and its retry-then-skip, only the pacing gates are passed (see the module docstring)."""
+    return run_dream(home.settings, make_consolidator(home.settings), force=True, lint_only=lint_only)
 
 
 def dream_preview(

@@ -4,10 +4,9 @@ import warnings
 
 import dagster as dg
 
-from memory_assets.core.dream.consolidator import Consolidator
-from memory_assets.core.dream.consolidator_choice import make_consolidator
-from memory_assets.core.dream.runner import DreamResult, run_dream
-from memory_assets.core.settings import Settings
+from memory_assets.core.dream.runner import DreamResult
+from memory_assets.core.home import Home
+from memory_assets.core.ops.dream import dream_once
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.partitions import (
     MANY_HOMES,
@@ -18,10 +17,6 @@ from memory_assets.defs.partitions import (
 )
 from memory_assets.defs.resources import MemoryHomeResource
 from memory_assets.defs.text_free import TextFree
-
-
-def _consolidator(settings: Settings) -> Consolidator:
-    return make_consolidator(settings)
 
 
 def dream_metadata(result: DreamResult, free: TextFree) -> dict[str, object]:
@@ -67,13 +62,13 @@ with warnings.catch_warnings():
     )
     def vault(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
         # Many homes: the run's one user (a run over several users is refused: defs/resources.py).
-        return _dream(context, memory.settings(), set(context.partition_keys))
+        return _dream(context, Home(memory.settings()), set(context.partition_keys))
 
 
-def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[str]) -> dg.MaterializeResult:
-    settings.require_initialised()
+def _dream(context: dg.AssetExecutionContext, home: Home, wanted: set[str]) -> dg.MaterializeResult:
+    settings = home.ready().settings
     # The sensor evaluated the gates; the runner still owns retry-then-skip and the batch.
-    result = run_dream(settings, _consolidator(settings), force=True)
+    result = dream_once(home)
     free = TextFree(settings.state_dir)
     free.log(context.log, "warning", result.warnings)
     days = set(result.days) if MANY_HOMES else {day_of(k).isoformat() for k in wanted}
@@ -103,10 +98,9 @@ def _dream(context: dg.AssetExecutionContext, settings: Settings, wanted: set[st
     "to log.md. The dream_sensor requests it when nothing is pending and a lint is due.",
 )
 def vault_lint(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
-    settings = memory.settings()
-    settings.require_initialised()
-    result = run_dream(settings, _consolidator(settings), lint_only=True, force=True)
-    free = TextFree(settings.state_dir)
+    home = Home(memory.settings()).ready()
+    result = dream_once(home, lint_only=True)
+    free = TextFree(home.settings.state_dir)
     if not result.ok:
         raise dg.Failure(f"lint failed: {free.line(result.error or result.reason)}")
     return dg.MaterializeResult(metadata=lint_metadata(result, free))
