@@ -283,7 +283,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "defs.dedup.assets": {"core.audit.dedup", "core.audit.dedup_history", "core.audit.measurement"},
     "defs.index.assets": {"core.audit.checks", "core.index.indexer"},
     "defs.index.sensors": {"core.capture.daily_log", "core.index", "core.index.freshness"},
-    "defs.legacy.assets": {"core.legacy.backup", "core.legacy.export", "core.legacy.find"},
     "defs.text_free": {"core.audit.dedup", "core.knowledge.keyed_hash"},
     "demo": {"core.audit.checks", "core.capture.daily_log", "core.settings"},
     "server.auth": {"core.durable"},

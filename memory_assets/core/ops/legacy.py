@@ -2,6 +2,8 @@
 them, one call each over a ``Home``; ``table`` names another LanceDB table than the home's index.
 
 * ``legacy_report``: what the legacy check finds: the rows and blocks recorded nowhere else;
+* ``legacy_check``: the same as an invariant check's outcome (``CHECK_NAME``): warns while any
+  row is recorded nowhere else, fails when legacy rows are in a table a confirmed apply cleared;
 * ``export_legacy``: every unrecorded row appended to the daily logs, every block to its core file;
 * ``apply_legacy``: the legacy rows deleted, once every one is recorded, after a backup; without
   ``confirm`` what it would do. A confirmed apply to the home's own index sweeps it first with the
@@ -25,10 +27,16 @@ from memory_assets.core.legacy.backup import (
     restore,
 )
 from memory_assets.core.legacy.export import ExportResult, export
+from memory_assets.core.legacy.find import recorded_nowhere_else
+from memory_assets.core.outcome import CheckOutcome
 
 
 def legacy_report(home: Home, table: str | None = None) -> dict[str, Any]:
     return report(home.settings, table)
+
+
+def legacy_check(home: Home, table: str | None = None) -> CheckOutcome:
+    return recorded_nowhere_else(home.settings, table)
 
 
 def export_legacy(home: Home, table: str | None = None) -> ExportResult:

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import dagster as dg
 from pydantic import Field
 
-from memory_assets.core.legacy.backup import apply
-from memory_assets.core.legacy.export import export
-from memory_assets.core.legacy.find import CHECK_NAME, LegacyError, recorded_nowhere_else
+from memory_assets.core.home import Home
+from memory_assets.core.legacy.find import CHECK_NAME, LegacyError
+from memory_assets.core.ops.legacy import apply_legacy, export_legacy, legacy_check
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.partitions import day_materializations, home_partitions, register_days
@@ -52,7 +52,7 @@ def _check(asset: str) -> dg.AssetCheckSpec:
 
 def _checked(memory: MemoryHomeResource, asset: str) -> dg.AssetCheckResult:
     settings = memory.settings()
-    outcome = recorded_nowhere_else(settings)
+    outcome = legacy_check(Home(settings))
     return TextFree(settings.state_dir).check_result(outcome, "rows", check_name=CHECK_NAME, asset_key=asset)
 
 
@@ -92,7 +92,7 @@ def legacy_rows_exported(
     settings = memory.settings()
     free = TextFree(settings.state_dir)
     try:
-        result = export(settings, config.table)
+        result = export_legacy(Home(settings), config.table)
     except LegacyError as exc:
         # from None: Dagster would keep the cause's own message, which quotes rows (text_free.py)
         raise dg.Failure(free.line(str(exc))) from None
@@ -141,10 +141,11 @@ def legacy_rows_deleted(
 ) -> Iterator[dg.Output[None] | dg.AssetObservation | dg.AssetCheckResult]:
     settings = memory.settings()
     settings.require_initialised()
-    sweep_first = embedder.get() if config.confirm and config.table is None else None
+    # A confirmed apply to the home's own index sweeps it first, with the run's embedder.
+    home = Home(settings, embedder.get() if config.confirm and config.table is None else None)
     free = TextFree(settings.state_dir)
     try:
-        result = apply(settings, config.table, confirm=config.confirm, embedder=sweep_first)
+        result = apply_legacy(home, config.table, confirm=config.confirm)
     except LegacyError as exc:
         # from None: Dagster would keep the cause's own message, which quotes rows (text_free.py)
         raise dg.Failure(free.line(str(exc))) from None
