@@ -23,7 +23,6 @@ A message a core site builds with a person's words unquoted is a bug of that sit
 """
 
 import ast
-import copy
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -31,8 +30,8 @@ from typing import Any
 
 import dagster as dg
 
-from memory_assets.core.audit.dedup import markdown_table
 from memory_assets.core.knowledge.keyed_hash import EraseKeyError, keyed_hash, read_key
+from memory_assets.core.ops.dedup_report import markdown_without_texts
 from memory_assets.core.outcome import CheckOutcome
 
 TAG_HEX = 8
@@ -164,19 +163,7 @@ class TextFree:
     def dedup_markdown(self, report: dict[str, Any]) -> str:
         """The dedup report's markdown with the largest cluster as a tag and the paraphrase pairs
         counted (their texts are in the home's report.html)."""
-        shown = copy.deepcopy(report)
-        backlog = shown["backlog"]
-        largest = backlog["largest_cluster"]
-        if largest.get("text"):
-            largest["text"] = self.tag(str(largest["text"]))
-        pairs = len(backlog.get("paraphrase_pairs") or [])
-        backlog["paraphrase_pairs"] = []
-        text = markdown_table(shown)
-        if pairs:
-            text += (
-                f"\n{pairs} paraphrase pair(s) where one side is less informative: see dedup/report.html\n"
-            )
-        return text
+        return markdown_without_texts(report, self.tag)
 
 
 def _cell(value: str) -> str:

@@ -6,14 +6,10 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from memory_assets.core.audit.dedup import threshold_key
-from memory_assets.core.audit.dedup_history import history_path, read_history
-from memory_assets.core.audit.measurement import (
-    Measurement,
-    measure_home,
-    write_measurement,
-    write_report_html,
-)
+from memory_assets.core.audit.dedup import DEFAULT_THRESHOLDS
+from memory_assets.core.audit.measurement import Measurement
+from memory_assets.core.home import Home
+from memory_assets.core.ops.dedup_report import DedupHistory, measure_dedup, render_history
 from memory_assets.defs.index.assets import archival_memories
 from memory_assets.defs.index.external import daily_logs
 from memory_assets.defs.partitions import home_partitions
@@ -43,19 +39,17 @@ def rate_metadata(report: dict) -> dict[str, float | int]:
     group_name="dedup",
     kinds={"polars", "parquet"},
     description="Near-duplicate rates of the index per write path at cosine >= "
-    + ", ".join(threshold_key(t) for t in (0.995, 0.95, 0.92))
+    + ", ".join(f"{t:g}" for t in DEFAULT_THRESHOLDS)
     + " (a row is redundant when an earlier row, by fact date then id, reaches the threshold), the "
     "on-disk backlog of the daily logs, and pairs.parquet / clusters.parquet beside the index; each "
     "measurement is appended to history.parquet.",
 )
 def dedup_report(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
     home = memory.open().ready()
-    settings = home.settings
-    measurement = measure_home(settings, home.store)
-    paths = write_measurement(measurement, settings.dedup_dir, source=f"dagster:{context.run.run_id}")
-    free = TextFree(settings.state_dir)
-    context.log.info("\n" + free.dedup_markdown(measurement.report))
-    return dg.MaterializeResult(metadata=report_metadata(measurement, paths, free))
+    done = measure_dedup(home, f"dagster:{context.run.run_id}", report=False)
+    free = TextFree(home.settings.state_dir)
+    context.log.info("\n" + free.dedup_markdown(done.measurement.report))
+    return dg.MaterializeResult(metadata=report_metadata(done.measurement, done.paths, free))
 
 
 def report_metadata(measurement: Measurement, paths: dict[str, Path], free: TextFree) -> dict[str, object]:
@@ -113,23 +107,22 @@ def trend_markdown(history: pl.DataFrame) -> str:
     "and the paraphrase pairs. Its metadata plots each latest rate and the backlog over time.",
 )
 def dedup_history(context: dg.AssetExecutionContext, memory: MemoryHomeResource) -> dg.MaterializeResult:
-    settings = memory.settings()
-    html = write_report_html(settings.dedup_dir)
-    metadata = history_metadata(settings.dedup_dir, html)
-    context.log.info(f"dedup report with {metadata['measurements']} measurement(s): {html}")
+    history = render_history(Home(memory.settings()))
+    metadata = history_metadata(history)
+    context.log.info(f"dedup report with {metadata['measurements']} measurement(s): {history.html}")
     return dg.MaterializeResult(metadata=metadata)
 
 
-def history_metadata(dedup_dir: Path, html: Path) -> dict[str, object]:
-    """``dedup_history``'s metadata: the stored history and the report rendered at ``html``."""
-    history = read_history(dedup_dir)
+def history_metadata(stored: DedupHistory) -> dict[str, object]:
+    """``dedup_history``'s metadata: the stored history and the report rendered from it."""
+    history = stored.frame
     latest = history.filter(pl.col("measured_at") == history["measured_at"].max())
     metadata: dict[str, object] = {
         "measurements": history["measured_at"].n_unique(),
         "first_measured_at": str(history["measured_at"].min()),
         "trend": dg.MetadataValue.md(trend_markdown(history)),
-        "history": dg.MetadataValue.path(str(history_path(dedup_dir))),
-        "report_html": dg.MetadataValue.path(str(html)),
+        "history": dg.MetadataValue.path(str(stored.path)),
+        "report_html": dg.MetadataValue.path(str(stored.html)),
     }
     for r in latest.iter_rows(named=True):
         metadata[f"{r['write_path']}/{r['threshold']:g}"] = float(r["rate"])

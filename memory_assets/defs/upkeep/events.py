@@ -137,7 +137,7 @@ def step_events(user: str, step: StepResult, free: TextFree) -> list[dg.AssetMat
     if step.step == "dedup":
         return [
             _materialisation("dedup_report", user, report_metadata(result.measurement, result.paths, free)),
-            _materialisation("dedup_history", user, history_metadata(result.directory, result.html)),
+            _materialisation("dedup_history", user, history_metadata(result.history())),
         ]
     if step.step == "optimize":
         return [_materialisation("archival_memories", user, optimize_metadata(result))]
