@@ -10,8 +10,8 @@ comes through here:
 * ``TextFree.line``: a message of the core (a warning, a problem, a summary, a note, an error).
   The core quotes a person's words with ``repr`` (``'Lives in Lisbon.'``); each quoted span
   becomes a tag, ``#`` and 8 hex digits of its keyed hash under the home's erase key
-  (``core/knowledge/keyed_hash.py``): one text gives one tag within a home, so two messages about
-  it can be matched, and without the key a tag cannot be tested against a guess.
+  (``core/ops/text_tags.py``): one text gives one tag within a home, so two messages about it
+  can be matched, and without the key a tag cannot be tested against a guess.
 * ``TextFree.texts``: a list of texts (the reconcile's refused and unmatched lines) as tags.
 * ``TextFree.check_result``: a check outcome, its lines as above and its table's text columns
   (any column not in ``SAFE_COLUMNS``) as tags.
@@ -30,12 +30,10 @@ from typing import Any
 
 import dagster as dg
 
-from memory_assets.core.knowledge.keyed_hash import EraseKeyError, keyed_hash, read_key
 from memory_assets.core.ops.dedup_report import markdown_without_texts
+from memory_assets.core.ops.text_tags import TextTags
 from memory_assets.core.outcome import CheckOutcome
 
-TAG_HEX = 8
-WITHHELD = "#withheld"  # a tag when the home's erase key cannot be read or written
 MAX_TABLE_ROWS = 50
 SAFE_COLUMNS = frozenset(
     {
@@ -74,22 +72,11 @@ class TextFree:
     without one: every tag is ``#withheld``)."""
 
     def __init__(self, state_dir: Path | None) -> None:
-        self._state_dir = state_dir
-        self._key: bytes | None = None
-        self._tried = False
+        self._tags = TextTags(state_dir)
 
     def tag(self, text: str) -> str:
-        """A text's tag: ``#`` and the first hex digits of its keyed hash."""
-        if not self._tried:
-            self._tried = True
-            if self._state_dir is not None and self._state_dir.is_dir():
-                try:
-                    self._key = read_key(self._state_dir, create=True)
-                except (EraseKeyError, OSError):
-                    self._key = None
-        if self._key is None:
-            return WITHHELD
-        return "#" + keyed_hash(self._key, text)[:TAG_HEX]
+        """A text's tag: ``#`` and the first hex digits of its keyed hash (``TextTags``)."""
+        return self._tags.tag(text)
 
     def line(self, message: str) -> str:
         """``message`` with each quoted text replaced by its tag."""
