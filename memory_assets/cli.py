@@ -25,6 +25,7 @@ from memory_assets.core.text import excerpt
 
 if TYPE_CHECKING:  # the parts load lancedb and polars: imported where a command needs them
     from memory_assets.core.home import Home
+    from memory_assets.core.ops.forget import Target
 
 quiet_native_logs()
 
@@ -322,14 +323,7 @@ def cmd_forget(args: argparse.Namespace) -> dict[str, Any]:
     given = [n for n in ("text", "id", "chat", "day") if getattr(args, n)]
     if len(given) != 1:
         raise SettingsError("forget needs exactly one of TEXT, --id ROW_ID, --chat ID and --day YYYY-MM-DD")
-    return forget(
-        _home(args),
-        text=args.text,
-        row_id=args.id,
-        chat=args.chat,
-        day=args.day,
-        force=args.force,
-    )
+    return forget(_home(args), _target(args), force=args.force)
 
 
 def cmd_erase(args: argparse.Namespace) -> Any:
@@ -349,9 +343,14 @@ def cmd_erase(args: argparse.Namespace) -> Any:
         raise SettingsError(
             "erase --force goes with --yes: run it first without either to see what it would remove"
         )
-    return erase(
-        home, text=args.text, row_id=args.id, chat=args.chat, day=args.day, confirm=args.yes, force=args.force
-    )
+    return erase(home, _target(args), confirm=args.yes, force=args.force)
+
+
+def _target(args: argparse.Namespace) -> "Target":
+    """The ``Target`` of ``forget`` / ``erase``: TEXT, ``--id``, ``--chat`` or ``--day``."""
+    from memory_assets.core.ops.forget import Target
+
+    return Target(text=args.text, row_id=args.id, chat=args.chat, day=args.day)
 
 
 def cmd_unforget(args: argparse.Namespace) -> dict[str, Any]:

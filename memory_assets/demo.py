@@ -330,14 +330,14 @@ def forget_and_erase(home: Home, today: date) -> bool:
     """A person's two requests: forget (hidden from everything served, the markdown keeps it) and
     erase (every byte gone), each with its answer; the legacy backup goes first (erase cannot
     rewrite a copy of the index and says so)."""
-    from memory_assets.core.ops.forget import erase, forget
+    from memory_assets.core.ops.forget import Target, erase, forget
     from memory_assets.core.ops.legacy import forget_legacy_backup, legacy_backups
     from memory_assets.core.ops.write import write_turn
 
     settings = home.settings
     print("forget and erase (a person's right):")
     write_turn(home, PRIVATE, chat_id="demo-privacy")
-    hidden = forget(home, PRIVATE_NUMBER)
+    hidden = forget(home, Target(text=PRIVATE_NUMBER))
     shown = [
         h
         for h in search(home.store, "passport number", embedder=home.embedder, settings=settings)
@@ -351,9 +351,9 @@ def forget_and_erase(home: Home, today: date) -> bool:
     for backup in legacy_backups(home):
         forget_legacy_backup(home, backup["backup"], remove_copy=True)
         print(f"  legacy backup {backup['backup']} removed first (erase cannot rewrite a copy of the index)")
-    plan = erase(home, text=PRIVATE_NUMBER)
+    plan = erase(home, Target(text=PRIVATE_NUMBER))
     print(f"  erase {PRIVATE_NUMBER!r}, the plan (nothing changed yet): {plan['would_remove']}")
-    receipt = erase(home, text=PRIVATE_NUMBER, confirm=True)
+    receipt = erase(home, Target(text=PRIVATE_NUMBER), confirm=True)
     places = sum(len(v) for v in receipt["changed"].values())
     print(
         f"  erase --yes: receipt {receipt['id']}: {places} file(s) rewritten, index versions pruned, "

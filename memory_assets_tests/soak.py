@@ -126,6 +126,7 @@ def work_dream(home_dir: str, out: Path) -> None:
 
 
 def work_maintain(home_dir: str, out: Path, seed: int, work: Path) -> None:
+    from memory_assets.core.index.target import Target
     from memory_assets.core.reconcile import ReconcileError, forget, reconcile
 
     rng = random.Random(seed)
@@ -144,7 +145,7 @@ def work_maintain(home_dir: str, out: Path, seed: int, work: Path) -> None:
             with out.open("a") as fh:
                 fh.write(json.dumps({"forget": text}) + "\n")
             with contextlib.suppress(ReconcileError):  # a fact forgotten already, say
-                forget(home.settings, home.indexer, text=text)
+                forget(home.settings, home.indexer, Target(text=text))
             with out.open("a") as fh:
                 fh.write(json.dumps({"forgotten": text}) + "\n")
         first = False

@@ -43,6 +43,7 @@ from memory_assets.core.index.retire import (
     remove_first_lines,
     retire_texts,
 )
+from memory_assets.core.index.target import Target
 from memory_assets.core.knowledge.memory_md import strip_generated_zone
 from memory_assets.core.knowledge.page_index import held_texts
 from memory_assets.core.knowledge.tombstones import forgotten_with, read_tombstones
@@ -182,29 +183,21 @@ def reconcile(settings: Settings, indexer: Indexer, *, optimize: bool = True) ->
     return result
 
 
-def forget(
-    settings: Settings,
-    indexer: Indexer,
-    text: str | None = None,
-    row_id: str | None = None,
-    *,
-    chat: str | None = None,
-    day: date | None = None,
-    force: bool = False,
-) -> dict[str, Any]:
-    """Hide a text from everything that is served: a tombstone plus an explicit reindex of every
-    file that holds it (logs, vault pages, core files, transcripts), never a direct delete from the
-    table. A row that holds the text goes; a chunk that holds it among other lines is indexed
+def forget(settings: Settings, indexer: Indexer, target: Target, *, force: bool = False) -> dict[str, Any]:
+    """Hide ``target`` (a text, a row, a chat or a day: ``index/target.py``) from everything that
+    is served: a tombstone plus an explicit reindex of every file that holds it (logs, vault pages,
+    core files, transcripts), never a direct delete from the table. A row that holds the text goes; a chunk that holds it among other lines is indexed
     without those lines; ``MEMORY.md``'s generated zone loses them at once, and the refresh's
     candidates are dropped (``_hide_served``). A line of MEMORY.md's manual zone (a person's own,
-    invariant 6), or of persona.md or user.md, is named in the answer and left. ``row_id``
+    invariant 6), or of persona.md or user.md, is named in the answer and left. A ``row_id``
     forgets the content of that row. The turns a fact was written from are hidden too, and every
     turn that holds the text (``index/forgotten_turns.py``). ``chat`` / ``day`` forget a whole
     chat, or every turn said that day (UTC), with the facts written from them. A text under
     ``MIN_HELD_CHARS`` characters is refused, and so is one that reaches more than
     ``forget_max_share`` of the home, unless ``force``."""
-    if chat is not None or day is not None:
-        out = _forget_talk(settings, indexer, chat=chat, day=day)
+    text, row_id = target.text, target.row_id
+    if target.chat is not None or target.day is not None:
+        out = _forget_talk(settings, indexer, chat=target.chat, day=target.day)
         return out | _hide_served(settings, indexer, out.pop("_texts"))
     if row_id is not None:
         rows = indexer.store.scan(

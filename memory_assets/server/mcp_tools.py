@@ -26,6 +26,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from mcp.types import Tool as McpTool
 from pydantic import Field, ValidationError
 
+from memory_assets.core.ops.forget import Target
 from memory_assets.core.search.filters import FilterError, SearchFilters
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError, field_problems
@@ -231,7 +232,9 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
         if sum(v is not None for v in (text, id, chat_id, day)) != 1:
             raise ToolError("invalid_arguments: give exactly one of text, id, chat_id and day")
         return await _call(
-            service.forget(user_of(ctx), text=text, row_id=id, chat=chat_id, day=_day(day), force=force)
+            service.forget(
+                user_of(ctx), Target(text=text, row_id=id, chat=chat_id, day=_day(day)), force=force
+            )
         )
 
     @mcp.tool(
@@ -259,9 +262,8 @@ def build_mcp(service: MemoryService, config: ServerConfig, user_of: UserOf) -> 
             raise ToolError("invalid_arguments: give exactly one of text, id, chat_id and day")
         if force and not confirm:
             raise ToolError("invalid_arguments: force goes with confirm true; ask without either first")
-        erasing = service.erase(
-            user_of(ctx), text=text, row_id=id, chat=chat_id, day=_day(day), confirm=confirm, force=force
-        )
+        target = Target(text=text, row_id=id, chat=chat_id, day=_day(day))
+        erasing = service.erase(user_of(ctx), target, confirm=confirm, force=force)
         return await _call(erasing)
 
     @mcp.tool(

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from memory_assets.core.ops.forget import Target
 from memory_assets.core.ops.users import USER_ID_RULE, UserIdError, check_user_id
 from memory_assets.server.auth import PRINCIPAL_KEY, Principal, TokenFile, principal_of
 from memory_assets.server.config import ServerConfig
@@ -139,7 +140,7 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
         "/v1/users/{user_id}/memories/{memory_id}", tags=["write"], summary="Forget a memory by id"
     )
     async def delete_memory(user_id: User, memory_id: RowId) -> dict[str, Any]:
-        return await service.forget(user_id, row_id=memory_id)
+        return await service.forget(user_id, Target(row_id=memory_id))
 
     @router.post(
         "/v1/users/{user_id}/forget",
@@ -147,13 +148,7 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
         summary="Forget a fact by its text, a chat, or a day of talk",
     )
     async def forget(user_id: User, body: b.text) -> dict[str, Any]:  # type: ignore[valid-type]
-        return await service.forget(
-            user_id,
-            text=body.text,  # type: ignore[attr-defined]
-            chat=body.chat_id,  # type: ignore[attr-defined]
-            day=body.day,  # type: ignore[attr-defined]
-            force=body.force,  # type: ignore[attr-defined]
-        )
+        return await service.forget(user_id, _target(body), force=body.force)  # type: ignore[attr-defined]
 
     @router.post(
         "/v1/users/{user_id}/erase",
@@ -163,10 +158,7 @@ def build_router(service: MemoryService, config: ServerConfig, tokens: TokenFile
     async def erase(user_id: User, body: b.erase) -> dict[str, Any]:  # type: ignore[valid-type]
         return await service.erase(
             user_id,
-            text=body.text,  # type: ignore[attr-defined]
-            row_id=body.id,  # type: ignore[attr-defined]
-            chat=body.chat_id,  # type: ignore[attr-defined]
-            day=body.day,  # type: ignore[attr-defined]
+            _target(body),
             confirm=body.confirm,  # type: ignore[attr-defined]
             force=body.force,  # type: ignore[attr-defined]
         )
@@ -240,6 +232,16 @@ IdempotencyKey = Annotated[
         ),
     ),
 ]
+
+
+def _target(body: BaseModel) -> Target:
+    """What a forget or an erase body aims at: its ``text``, ``id`` (erase only), ``chat_id`` or ``day``."""
+    return Target(
+        text=body.text,  # type: ignore[attr-defined]
+        row_id=getattr(body, "id", None),
+        chat=body.chat_id,  # type: ignore[attr-defined]
+        day=body.day,  # type: ignore[attr-defined]
+    )
 
 
 def keyed(key: str | None, route: str, body: BaseModel) -> Keyed | None:

@@ -48,7 +48,7 @@ from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError
 from memory_assets.core.ops.delete_user import delete_user, finish_deletions, plan, user_target
-from memory_assets.core.ops.forget import erase, forget, unforget
+from memory_assets.core.ops.forget import Target, erase, forget, unforget
 from memory_assets.core.ops.status import home_status
 from memory_assets.core.ops.upkeep.one_home import look_now
 from memory_assets.core.ops.users import (
@@ -252,48 +252,21 @@ class MemoryService:
             return None
         return await self.run(lambda: self.records(settings).find(keyed))
 
-    async def forget(
-        self,
-        user_id: str,
-        text: str | None = None,
-        row_id: str | None = None,
-        *,
-        chat: str | None = None,
-        day: date | None = None,
-        force: bool = False,
-    ) -> dict[str, Any]:
+    async def forget(self, user_id: str, target: Target, *, force: bool = False) -> dict[str, Any]:
         with _errors(user_id):
             self._check_space(user_id)
             async with self.homes.use(user_id, create=False) as home:
-                return await home.lane.job(lambda: _forget(home, text, row_id, chat, day, force))
+                return await home.lane.job(lambda: _forget(home, target, force))
 
     async def erase(
-        self,
-        user_id: str,
-        *,
-        text: str | None = None,
-        row_id: str | None = None,
-        chat: str | None = None,
-        day: date | None = None,
-        confirm: bool = False,
-        force: bool = False,
+        self, user_id: str, target: Target, *, confirm: bool = False, force: bool = False
     ) -> dict[str, Any]:
-        """Erase (``confirm``) or plan an erase of the user's words (one of ``text``, ``row_id``,
-        ``chat``, ``day``); through the user's write lane, so it never runs beside the user's
+        """Erase (``confirm``) or plan an erase of the user's words (``target``: one of a text, a
+        row, a chat or a day); through the user's write lane, so it never runs beside the user's
         turns' index writes or the lane's maintenance."""
         with _errors(user_id):
             async with self.homes.use(user_id, create=False) as home:
-                return await home.lane.job(
-                    lambda: erase(
-                        home.writer,
-                        text=text,
-                        row_id=row_id,
-                        chat=chat,
-                        day=day,
-                        confirm=confirm,
-                        force=force,
-                    )
-                )
+                return await home.lane.job(lambda: erase(home.writer, target, confirm=confirm, force=force))
 
     async def unforget(
         self, user_id: str, text: str | None, *, chat: str | None = None, day: date | None = None
@@ -416,15 +389,14 @@ class MemoryService:
         return await self.run(lambda: list_users(self.root))
 
 
-def _forget(
-    home: UserHome, text: str | None, row_id: str | None, chat: str | None, day: date | None, force: bool
-) -> dict[str, Any]:
+def _forget(home: UserHome, target: Target, force: bool) -> dict[str, Any]:
+    row_id, chat = target.row_id, target.chat
     if row_id is not None and get_memory(home.writer.store, home.writer.settings, row_id) is None:
         raise _unknown_memory(home.user_id, row_id)
-    result = forget(home.writer, text=text, row_id=row_id, chat=chat, day=day, force=force)
-    if chat is not None or day is not None:
+    result = forget(home.writer, target, force=force)
+    if chat is not None or target.day is not None:
         if result["turns"] == 0:
-            what = f"chat {chat!r}" if chat is not None else f"the day {day}"
+            what = f"chat {chat!r}" if chat is not None else f"the day {target.day}"
             raise ApiError(
                 404,
                 "not_found",
@@ -436,7 +408,7 @@ def _forget(
         raise ApiError(
             404,
             "not_found",
-            f"no fact in user {home.user_id!r}'s memory holds {_shown(text or '')}",
+            f"no fact in user {home.user_id!r}'s memory holds {_shown(target.text or '')}",
             "forget a fact's full text as search or the memory list shows it, or its row by id",
         )
     return result

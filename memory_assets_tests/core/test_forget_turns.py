@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.index.target import Target
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.reconcile import forget, unforget
 from memory_assets.core.search.retrieval import search
@@ -64,7 +65,7 @@ def test_forget_hides_every_turn_holding_the_text_and_the_turn_a_fact_came_from(
     assert any("bluefinch77" in c for c in found(settings, embedder, "alarm codeword"))
 
     # A text only turns hold (no fact states it): the tombstone hides every turn holding it.
-    done = forget(settings, Indexer(settings, embedder=embedder), "bluefinch77")
+    done = forget(settings, Indexer(settings, embedder=embedder), Target(text="bluefinch77"))
     assert done["tombstoned"] and done["rows_deleted"] == 2 and done["left_in_your_own_lines"] == []
     assert sorted(done["files"]) == ["transcript:captured/chat-a.jsonl", "transcript:captured/chat-b.jsonl"]
     assert not any("bluefinch77" in c for c in contents(settings))
@@ -72,7 +73,7 @@ def test_forget_hides_every_turn_holding_the_text_and_the_turn_a_fact_came_from(
         assert not any("bluefinch77" in c for c in found(settings, embedder, query))
 
     # A fact: it goes, and so does the turn it was written from, whose words do not hold it.
-    done = forget(settings, Indexer(settings, embedder=embedder), "Has a dog named Rex")
+    done = forget(settings, Indexer(settings, embedder=embedder), Target(text="Has a dog named Rex"))
     assert done["tombstoned"] and done["turns_hidden"] == 1
     assert not any("Rex" in c for c in contents(settings))
     assert not any("Rex" in c for c in found(settings, embedder, "what is the dog called"))
@@ -104,14 +105,14 @@ def test_forget_a_chat_or_a_day_of_talk_and_take_it_back(settings: Settings, emb
     said(settings, embedder, "Packing list: charger, badge, umbrella", NEXT.replace(minute=50), "chat-c")
     indexer = Indexer(settings, embedder=embedder)
 
-    chat = forget(settings, indexer, chat="chat-a")
+    chat = forget(settings, indexer, Target(chat="chat-a"))
     assert chat["forgot"] == "chat:chat-a" and chat["turns"] == 2 and chat["facts"] == 1
     left = contents(settings)
     assert not any("oboe" in c or "Ines" in c for c in left)
     assert "Booked the train to Porto for the conference" in left and "Travels to Porto" in left
     assert not any("Ines" in c or "oboe" in c for c in found(settings, embedder, "who teaches me the oboe"))
 
-    day = forget(settings, indexer, day=date(2026, 11, 21))
+    day = forget(settings, indexer, Target(day=date(2026, 11, 21)))
     assert day["forgot"] == "day:2026-11-21" and day["turns"] == 2 and day["facts"] == 1
     assert contents(settings, "transcript") == [] and contents(settings, "archive_log") == []
 

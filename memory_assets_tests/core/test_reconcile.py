@@ -16,6 +16,7 @@ import pytest
 from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.index.target import Target
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.reconcile import ReconcileError, forget, reconcile, unforget
 from memory_assets.core.search.retrieval import search
@@ -180,7 +181,7 @@ def test_forget_is_immediate_survives_a_full_reindex_and_unforget_restores(
     (settings.notebook_dir / "3_Personal" / "Home.md").write_text("- Keeps bees on the roof of the flat\n")
     indexer = Indexer(settings, embedder=embedder)
     indexer.sweep()
-    done = forget(settings, indexer, "keeps bees on the roof of the flat")
+    done = forget(settings, indexer, Target(text="keeps bees on the roof of the flat"))
     assert done["tombstoned"] and sorted(done["files"]) == [
         "archive:2026-11-20.md",
         "notebook:3_Personal/Home.md",
@@ -196,7 +197,7 @@ def test_forget_is_immediate_survives_a_full_reindex_and_unforget_restores(
         "bees" in h.content for h in search(indexer.store, "bees", embedder=embedder, settings=settings)
     )
     row_id = next(i for i, c in rows(settings.index_uri) if c.startswith("Prefers metric"))
-    assert forget(settings, indexer, row_id=row_id)["tombstoned"]
+    assert forget(settings, indexer, Target(row_id=row_id))["tombstoned"]
     assert not any(c.startswith("Prefers metric") for _, c in rows(settings.index_uri))
 
 

@@ -9,6 +9,6 @@ request and what it reaches (``scope.py``), how a text is found inside longer te
 """
 
 from memory_assets.core.erase.runner import erase, resume
-from memory_assets.core.erase.scope import EraseError, Request
+from memory_assets.core.erase.scope import EraseError
 
-__all__ = ["EraseError", "Request", "erase", "resume"]
+__all__ = ["EraseError", "erase", "resume"]

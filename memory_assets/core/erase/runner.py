@@ -1,7 +1,7 @@
 """The erase, end to end: plan, journal, rewrite every place, purge the index, check every byte,
 receipt (design §5.11).
 
-``erase(settings, indexer, request, confirm=False)``: without ``confirm`` it only plans and
+``erase(settings, indexer, target, confirm=False)``: without ``confirm`` it only plans and
 returns what it would remove (nothing is changed). With it, under the home's dream, reconcile and
 ingestion locks (no dream, reconcile or transcript ingestion runs meanwhile; a turn written
 meanwhile waits on the lock of the one file being replaced, then is kept):
@@ -58,6 +58,7 @@ from memory_assets.core.failpoints import failpoint
 from memory_assets.core.index.best_facts import drop_candidates
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.reach import ReachError, check_text, reach
+from memory_assets.core.index.target import Target
 from memory_assets.core.knowledge.keyed_hash import KEY_NAME, read_key
 from memory_assets.core.knowledge.memory_md import manual_lines
 from memory_assets.core.knowledge.recall_log import rotated
@@ -81,12 +82,14 @@ class _Run:
 def erase(
     settings: Settings,
     indexer: Indexer,
-    request: Request,
+    target: Target,
     *,
     confirm: bool = False,
     force: bool = False,
 ) -> dict[str, Any]:
-    """Plan (``confirm`` False: the dry run) or carry out an erase; see the module docstring."""
+    """Plan (``confirm`` False: the dry run) or carry out an erase of ``target``; see the module
+    docstring."""
+    request = Request.of(target)
     _check_request(settings, request, force)
     _refuse_copies(settings, indexer)
     if not confirm:

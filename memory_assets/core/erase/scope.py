@@ -44,6 +44,7 @@ from memory_assets.core.index.forgotten_turns import (
 )
 from memory_assets.core.index.lineage import trace_log_lines, trace_page_lines
 from memory_assets.core.index.store import MemoryStore, quote
+from memory_assets.core.index.target import Target
 from memory_assets.core.knowledge.page_index import clean_line
 from memory_assets.core.knowledge.vault import list_pages
 from memory_assets.core.settings import Settings
@@ -61,10 +62,17 @@ class EraseError(ValueError):
 
 @dataclass
 class Request:
+    """A ``Target`` as the erase's journal keeps it (the day as YYYY-MM-DD)."""
+
     text: str | None = None
     row_id: str | None = None
     chat: str | None = None
     day: str | None = None  # YYYY-MM-DD
+
+    @classmethod
+    def of(cls, target: Target) -> "Request":
+        day = target.day.isoformat() if target.day is not None else None
+        return cls(text=target.text, row_id=target.row_id, chat=target.chat, day=day)
 
     def describe(self) -> str:
         if self.row_id is not None:

@@ -13,24 +13,15 @@ from datetime import date
 from typing import Any
 
 from memory_assets.core import reconcile
-from memory_assets.core.erase import Request, resume
-from memory_assets.core.erase import erase as erase_request
+from memory_assets.core.erase import erase as erase_target
+from memory_assets.core.erase import resume
 from memory_assets.core.home import Home
+from memory_assets.core.index.target import Target
 
 
-def forget(
-    home: Home,
-    text: str | None = None,
-    row_id: str | None = None,
-    *,
-    chat: str | None = None,
-    day: date | None = None,
-    force: bool = False,
-) -> dict[str, Any]:
-    """Hide one of ``text``, ``row_id``, ``chat`` or ``day`` from everything served."""
-    return reconcile.forget(
-        home.settings, home.indexer, text=text, row_id=row_id, chat=chat, day=day, force=force
-    )
+def forget(home: Home, target: Target, *, force: bool = False) -> dict[str, Any]:
+    """Hide ``target`` (one of a text, a row, a chat or a day) from everything served."""
+    return reconcile.forget(home.settings, home.indexer, target, force=force)
 
 
 def unforget(
@@ -40,20 +31,10 @@ def unforget(
     return reconcile.unforget(home.settings, home.indexer, text, chat=chat, day=day)
 
 
-def erase(
-    home: Home,
-    *,
-    text: str | None = None,
-    row_id: str | None = None,
-    chat: str | None = None,
-    day: date | None = None,
-    confirm: bool = False,
-    force: bool = False,
-) -> dict[str, Any]:
-    """The plan of erasing one of ``text``, ``row_id``, ``chat`` or ``day`` (nothing changed), or
+def erase(home: Home, target: Target, *, confirm: bool = False, force: bool = False) -> dict[str, Any]:
+    """The plan of erasing ``target`` (one of a text, a row, a chat or a day; nothing changed), or
     with ``confirm`` the erase carried out and its receipt."""
-    request = Request(text=text, row_id=row_id, chat=chat, day=day.isoformat() if day is not None else None)
-    return erase_request(home.settings, home.indexer, request, confirm=confirm, force=force)
+    return erase_target(home.settings, home.indexer, target, confirm=confirm, force=force)
 
 
 def resume_erase(home: Home) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ import pytest
 from memory_assets.core.audit.turns_accounted import turns_accounted_for
 from memory_assets.core.capture.transcripts import keep_turn
 from memory_assets.core.index.indexer import Indexer
+from memory_assets.core.index.target import Target
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.reconcile import forget
 from memory_assets.core.settings import Settings
@@ -36,7 +37,7 @@ def test_every_turn_is_in_one_state_and_a_stranded_one_is_named_until_reindexed(
     )
     indexer = Indexer(kept, embedder=embedder)
     indexer.sweep()
-    forget(kept, indexer, "Priya")
+    forget(kept, indexer, Target(text="Priya"))
     indexer.store.table().delete("content = 'Bought a red bicycle for the commute'")  # bypassing the indexer
 
     outcome = turns_accounted_for(kept, indexer.store)

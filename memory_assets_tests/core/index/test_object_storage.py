@@ -24,6 +24,7 @@ import pytest
 from memory_assets.core.audit.checks import ids_unique, rows_match_logs
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.index.target import Target
 from memory_assets.core.models.embedder import Embedder
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.ops.users import open_user_home, user_settings
@@ -124,7 +125,7 @@ def test_reindex_search_forget_optimize_on_s3(
     day = indexer.reindex_day(DAYS[1])
     assert day.embedded == 1 and day.deleted == 0  # a diff on S3 too: only the new line embedded
 
-    forgotten = forget(settings, indexer, "Drinks oat milk in coffee")
+    forgotten = forget(settings, indexer, Target(text="Drinks oat milk in coffee"))
     assert forgotten["tombstoned"] and forgotten["rows_deleted"] == 1
     contents = {c for _, c, _ in indexer.store.contents()}
     assert "Drinks oat milk in coffee" not in contents and "Runs five kilometres every Sunday" in contents
