@@ -89,8 +89,8 @@ def erase(
 ) -> dict[str, Any]:
     """Plan (``confirm`` False: the dry run) or carry out an erase of ``target``; see the module
     docstring."""
+    _check_target(settings, target, force)
     request = Request.of(target)
-    _check_request(settings, request, force)
     _refuse_copies(settings, indexer)
     if not confirm:
         pending = read_journal(settings.erase_journal_path)
@@ -138,16 +138,15 @@ def resume(settings: Settings, indexer: Indexer) -> dict[str, Any] | None:
         return _carry_out(settings, indexer, pending).to_dict() if pending is not None else None
 
 
-def _check_request(settings: Settings, request: Request, force: bool) -> None:
-    given = [n for n in ("text", "row_id", "chat", "day") if getattr(request, n) is not None]
-    if len(given) != 1:
+def _check_target(settings: Settings, target: Target, force: bool) -> None:
+    if len(target.given()) != 1:
         raise EraseError("erase takes exactly one of a text, --id ROW, --chat ID and --day YYYY-MM-DD")
-    if request.chat is not None and not request.chat.strip():
+    if target.chat is not None and not target.chat.strip():
         raise EraseError("erase --chat needs a chat id (search hits carry it as `chat`)")
-    if request.text is not None:
+    if target.text is not None:
         try:
-            check_text(request.text, "erase")
-            found = reach(settings, request.text)
+            check_text(target.text, "erase")
+            found = reach(settings, target.text)
         except ReachError as exc:
             raise EraseError(str(exc)) from exc
         if not found.places:
