@@ -281,7 +281,6 @@ FACADE = ("core.ops", "core.home", "core.search")
 FACE_EXCEPTIONS: dict[str, set[str]] = {
     "cli": {"core.durable", "core.settings", "core.text", "core.write_path.extraction"},
     "defs.index.assets": {"core.audit.checks", "core.index.indexer"},
-    "defs.index.sensors": {"core.capture.daily_log", "core.index", "core.index.freshness"},
     "demo": {"core.audit.checks", "core.capture.daily_log", "core.settings"},
     "server.auth": {"core.durable"},
     "server.config": {"core.settings"},

@@ -98,6 +98,15 @@ class Cursor:
             data.get("generation", 0),
         )
 
+    def changed(self, name: str, path: Path) -> bool:
+        """Whether the file ``path`` (kept in ``aux`` under ``name``: an external asset's) exists and
+        changed since this cursor last recorded it; its signature is recorded now."""
+        sig = signature(path)
+        if sig == "-" or self.aux.get(name) == sig:
+            return False
+        self.aux[name] = sig
+        return True
+
     def dump(self) -> str:
         return json.dumps(
             {
@@ -189,6 +198,7 @@ class DayScan:
     newly_outside: list[date] = field(default_factory=list)  # logs with rows outside [first, today]
     current: list[date] = field(default_factory=list)  # days with a log whose index is up to date
     watermark: date | None = None
+    logs: list[date] = field(default_factory=list)  # every day with a daily log, as listed
 
 
 def stale_days(
@@ -224,7 +234,8 @@ def stale_days(
     freshness = Freshness(cursor, state, run_state)
     folds = indexer.folds()
     scan = DayScan(watermark=read_watermark(settings.log_md))
-    days = {d for d, _ in list_logs(settings.archive_dir)}
+    scan.logs = [d for d, _ in list_logs(settings.archive_dir)]
+    days = set(scan.logs)
     days |= {d for k in state if (d := IndexKey.parse(k).day) is not None}
     files: dict[str, list[Any]] = {}
     for day in sorted(days):

@@ -1,23 +1,23 @@
 """Sensors that replace the assistant's 300 s mtime watcher (daily logs, vault pages and core files,
 transcripts), and the index maintenance sensor.
 
-They translate: ``core/index/freshness.py`` decides which days and files are stale and due for a
-request (freshness, not change; retries with backoff; a cursor that is only a cache), and these
-sensors turn its answer into run requests, the external assets' materialisation events and log
-lines. The maintenance sensor asks the maintenance clock (``core/index/maintenance.py``), as the
-homes planner and the memory service do, whether the table wants an optimize.
+They translate: the index's questions of a home (``core/ops/upkeep/index_look.py``: ``IndexScan``, over
+``core/index/freshness.py``) decides which days and files are stale and due for a request
+(freshness, not change; retries with backoff; a cursor that is only a cache), as the homes planner
+asks it, and these sensors turn its answer into run requests, the external assets'
+materialisation events and log lines. The maintenance sensor asks ``table_look`` (the maintenance
+clock, ``core/index/maintenance.py``, as the homes planner and the memory service do) whether the
+table wants an optimize.
 """
 
-from datetime import date
 from typing import Any
 
 import dagster as dg
 
-from memory_assets.core.capture.daily_log import list_logs
 from memory_assets.core.home import Home
-from memory_assets.core.index import freshness
-from memory_assets.core.index.freshness import Cursor, RunState, signature, stale_days, stale_files
+from memory_assets.core.index.freshness import Cursor, RunState
 from memory_assets.core.index.maintenance import FRAGMENTS_SOFT, VERSIONS_SOFT, MaintenanceClock
+from memory_assets.core.ops.upkeep.index_look import IndexScan, table_look
 from memory_assets.defs.automation import IN_FLIGHT, in_flight, single_home_sensor
 from memory_assets.defs.index.assets import archival_memories, archive_index, transcript_index
 from memory_assets.defs.index.external import (
@@ -46,13 +46,10 @@ def run_states(instance: dg.DagsterInstance) -> Any:
 def _external_events(cursor: Cursor, specs: list[tuple[dg.AssetSpec, Any, dict[str, Any]]]) -> list:
     events = []
     for spec, path, extra in specs:
-        sig = signature(path)
-        name = spec.key.to_user_string()
-        if sig != "-" and cursor.aux.get(name) != sig:
+        if cursor.changed(spec.key.to_user_string(), path):
             events.append(
                 dg.AssetMaterialization(asset_key=spec.key, metadata={"size": path.stat().st_size, **extra})
             )
-            cursor.aux[name] = sig
     return events
 
 
@@ -65,14 +62,11 @@ def _external_events(cursor: Cursor, specs: list[tuple[dg.AssetSpec, Any, dict[s
 def daily_log_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
     settings = home.settings
     cursor = Cursor.load(context.cursor)
-    indexer = home.indexer_without_embedder()
     # Every day is addressable: a day partition is added for each log (and each day requested), so
     # no day is ever outside the partitions (defs/partitions.py).
-    scan = stale_days(indexer, cursor, run_states(context.instance), date.min, date.max)
+    scan = IndexScan(home).days(cursor, run_states(context.instance))
     watermark = scan.watermark
-    registers = register_days_requests(
-        context.instance, [d for d, _ in list_logs(settings.archive_dir)] + [s.day for s in scan.stale]
-    )
+    registers = register_days_requests(context.instance, scan.logs + [s.day for s in scan.stale])
     events: list = [
         dg.AssetMaterialization(
             asset_key=daily_logs.key,
@@ -135,9 +129,7 @@ def daily_log_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.Sens
 )
 def vault_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
     cursor = Cursor.load(context.cursor)
-    scan = stale_files(
-        home.indexer_without_embedder(), cursor, run_states(context.instance), groups=("notebook", "core")
-    )
+    scan = IndexScan(home).files(cursor, run_states(context.instance), ("notebook", "core"))
     due = {"vault_index": scan.pages, "core_file_index": scan.core_files}
     runs, events = [], []
     for asset_name, spec in (("vault_index", vault_pages), ("core_file_index", core_files)):
@@ -180,9 +172,7 @@ def transcript_index_sensor(context: dg.SensorEvaluationContext, home: Home) -> 
     # A home with no transcripts folder may still have transcript rows (a folder deleted): the
     # index state names them, so the scan runs whatever the folder (no ``folder`` above).
     cursor = Cursor.load(context.cursor)
-    scan = stale_files(
-        home.indexer_without_embedder(), cursor, run_states(context.instance), groups=("transcript",)
-    )
+    scan = IndexScan(home).files(cursor, run_states(context.instance), ("transcript",))
     if not scan.transcripts:
         return dg.SensorResult(
             skip_reason="the index is up to date with every transcript", cursor=cursor.dump()
@@ -212,24 +202,22 @@ def transcript_index_sensor(context: dg.SensorEvaluationContext, home: Home) -> 
     interval_s=600,
 )
 def index_maintenance_sensor(context: dg.SensorEvaluationContext, home: Home) -> dg.SensorResult:
-    store = home.store
-    if not store.exists():
-        return dg.SensorResult(skip_reason="no index table yet")
-    stats = store.stats()
-    if stats.legacy:
-        return dg.SensorResult(
-            skip_reason="the table is in the assistant's format: run `memory-assets migrate`"
-        )
-    if in_flight(context.instance, optimize_index_job):
-        return dg.SensorResult(skip_reason="an optimize run is in flight")
     last = context.instance.get_latest_materialization_event(archival_memories.key)
     last_at = last.timestamp if last is not None else 0.0
     last_version = None
     if last is not None and last.asset_materialization is not None:
         value = last.asset_materialization.metadata.get("version")
         last_version = getattr(value, "value", None)
-    now = freshness.clock()
-    reasons = MaintenanceClock(last_at, last_version).reasons(stats, now)
+    table = table_look(home, MaintenanceClock(last_at, last_version))
+    stats, reasons, now = table.stats, table.reasons, table.now
+    if stats is None:
+        return dg.SensorResult(skip_reason="no index table yet")
+    if stats.legacy:
+        return dg.SensorResult(
+            skip_reason="the table is in the assistant's format: run `memory-assets migrate`"
+        )
+    if in_flight(context.instance, optimize_index_job):
+        return dg.SensorResult(skip_reason="an optimize run is in flight")
     if not reasons:
         return dg.SensorResult(
             skip_reason=f"within bounds ({stats.fragments} fragments, {stats.versions} versions)"

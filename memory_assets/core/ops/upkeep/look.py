@@ -29,20 +29,20 @@ the index state is loaded against the table id the state keeps under the directo
 optimize check reads the directory's bounds first (``MaintenanceClock.ruled_out``).
 
 The single home's sensors ask the same questions with the same functions: ``transcripts_look``
-(the transcripts sensor), ``dream_pacing`` (the dream sensor), the maintenance clock (the index
-maintenance sensor), ``stale_days`` and ``stale_files`` (the index sensors).
+(the transcripts sensor), ``dream_pacing`` (the dream sensor), ``table_look`` (the index
+maintenance sensor) and ``IndexScan`` (the index sensors), both in ``index_look.py``.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
 from memory_assets.core.dream.pacing import IDLE, Decision, decide
 from memory_assets.core.home import Home
-from memory_assets.core.index.freshness import Cursor, DayScan, Freshness, RunState, stale_days, stale_files
+from memory_assets.core.index.freshness import FILE_GROUPS, Cursor, DayScan, Freshness
 from memory_assets.core.index.maintenance import MaintenanceClock
 from memory_assets.core.index.table_directory import bounds, index_state
 from memory_assets.core.knowledge.dream_state import DreamState, load_dream_state
+from memory_assets.core.ops.upkeep.index_look import IndexScan, RunStates
 from memory_assets.core.ops.upkeep.look_state import LookState
 from memory_assets.core.ops.upkeep.outcomes import Outcome
 from memory_assets.core.ops.upkeep.work import STEPS, Work, dedup_due_today
@@ -53,9 +53,6 @@ from memory_assets.core.write_path.ingest import sessions_behind
 
 ALL_SESSIONS = "transcripts:*"
 """The one freshness key of the write path over a home's transcripts."""
-FILE_GROUPS = ("notebook", "core", "transcript")
-
-RunStates = Callable[[str], RunState]
 
 
 @dataclass
@@ -179,7 +176,7 @@ def look_at(
     keeps it, or not); ``run_state`` tells ``freshness`` about earlier requests' runs; ``run_key``
     names the run this look's requests go to; ``outcome``: the home's last upkeep, if recorded."""
     settings = home.settings
-    indexer = home.indexer_without_embedder()
+    scan = IndexScan(home)
     look = Look()
     work = look.work
     clock = state.clock
@@ -190,11 +187,11 @@ def look_at(
         home.store, settings.index_state_path, state.table, now, verify=open_table
     )
 
-    look.days = stale_days(indexer, state.days, run_state, date.min, date.max, state=index.files)
+    look.days = scan.days(state.days, run_state, state=index.files)
     look.days_in_flight = bool(state.days.pending)
     work.keys += [str(IndexKey.for_day(s.day)) for s in look.days.stale]
 
-    fscan = stale_files(indexer, state.files, run_state, state=index.files)
+    fscan = scan.files(state.files, run_state, state=index.files)
     look.files_in_flight = {IndexKey.parse(key).group for key in state.files.pending}
     for group, due in zip(FILE_GROUPS, (fscan.pages, fscan.core_files, fscan.transcripts), strict=True):
         look.files[group] = [f.key for f in due]
