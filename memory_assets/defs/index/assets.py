@@ -7,9 +7,17 @@ from datetime import date
 
 import dagster as dg
 
-from memory_assets.core.index.indexer import FileResult, Indexer, OptimizeResult, SweepResult
+from memory_assets.core.home import Home
+from memory_assets.core.index.indexer import FileResult, OptimizeResult, SweepResult
+from memory_assets.core.ops.reindex import (
+    DayRows,
+    reindex_day,
+    reindex_days,
+    reindex_every_day,
+    transcript_rows,
+)
+from memory_assets.core.outcome import CheckOutcome
 from memory_assets.core.settings import Settings
-from memory_assets.core.sources import ARCHIVE, IndexKey
 from memory_assets.defs.index.external import (
     consolidation_log,
     core_files,
@@ -44,9 +52,9 @@ class DaysConfig(dg.Config):
     days: list[str] | None = None
 
 
-def _indexer(memory: MemoryHomeResource, embedder: EmbedderResource) -> Indexer:
+def _home(memory: MemoryHomeResource, embedder: EmbedderResource) -> Home:
     # The embedder is handed over unloaded; the model loads only if a row needs embedding.
-    return memory.open(embedder).ready().indexer
+    return memory.open(embedder).ready()
 
 
 def _log_warnings(context: dg.AssetExecutionContext, settings: Settings, warnings: list[str]) -> None:
@@ -68,25 +76,23 @@ with warnings.catch_warnings():
     ARCHIVE_BACKFILL_POLICY = day_backfill_policy(DAYS_PER_RUN)
 
 
-def day_rows_check(indexer: Indexer, day: date, result: FileResult) -> dg.AssetCheckResult:
-    """Compare the table with the plan the reindex applied (under its lock), for one day."""
-    stored = indexer.store.ids(ARCHIVE, IndexKey.for_day(day).filename)
-    expected = set(result.expected_ids)
-    missing, extra = expected - stored, stored - expected
+def day_rows_check(rows: DayRows) -> dg.AssetCheckResult:
+    """The table compared with the plan the reindex applied (under its lock), for one day."""
+    day = rows.day
     return dg.AssetCheckResult(
         check_name="rows_match_log",
-        passed=not missing and not extra,
+        passed=rows.matches,
         metadata={
             "partition": day.isoformat(),
-            "expected_rows": len(expected),
-            "stored_rows": len(stored),
-            "missing": len(missing),
-            "unexpected": len(extra),
-            "folded": result.folded,
+            "expected_rows": rows.expected,
+            "stored_rows": rows.stored,
+            "missing": rows.missing,
+            "unexpected": rows.unexpected,
+            "folded": rows.result.folded,
         },
         description=ROWS_MATCH_LOG
-        if not missing and not extra
-        else f"archive/{day.isoformat()}.md: {len(missing)} row(s) missing, {len(extra)} unexpected; "
+        if rows.matches
+        else f"archive/{day.isoformat()}.md: {rows.missing} row(s) missing, {rows.unexpected} unexpected; "
         "rematerialise this partition (or run `memory-assets reindex --full`)",
     )
 
@@ -168,7 +174,7 @@ with warnings.catch_warnings():
         embedder: EmbedderResource,
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckEvaluation | dg.Output]:
         if MANY_HOMES:  # the run's one user (a run over several users is refused: defs/resources.py)
-            yield _user_days(context, config, _indexer(memory, embedder))
+            yield _user_days(context, config, _home(memory, embedder))
             return
         if config.days is not None:
             raise dg.Failure(
@@ -178,12 +184,11 @@ with warnings.catch_warnings():
         keys = context.partition_keys
         checks: dict[str, dg.AssetCheckResult] = {}
         metadata: dict[str, dict[str, object]] = {}
-        indexer = _indexer(memory, embedder)
+        home = _home(memory, embedder)
         for key in keys:
-            day = day_of(key)
-            result = indexer.reindex_day(day)
-            _log_warnings(context, indexer.settings, result.warnings)
-            checks[key], metadata[key] = day_rows_check(indexer, day, result), _file_metadata(result)
+            rows = reindex_day(home, day_of(key))
+            _log_warnings(context, home.settings, rows.result.warnings)
+            checks[key], metadata[key] = day_rows_check(rows), _file_metadata(rows.result)
         if len(keys) == 1:
             yield dg.MaterializeResult(metadata=metadata[keys[0]], check_results=[checks[keys[0]]])
             return
@@ -212,41 +217,39 @@ def _config_days(config: DaysConfig) -> list[date]:
     return sorted(set(days))
 
 
-def _user_days(
-    context: dg.AssetExecutionContext, config: DaysConfig, indexer: Indexer
-) -> dg.MaterializeResult:
+def _outcome_check(
+    settings: Settings, name: str, outcome: CheckOutcome, description: str
+) -> dg.AssetCheckResult:
+    """The audit's ``outcome`` as the check ``name``: its numbers, and ``description`` when it
+    passed, else its first problems, text-free."""
+    return dg.AssetCheckResult(
+        check_name=name,
+        passed=outcome.passed,
+        metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float)},
+        description=description
+        if outcome.passed
+        else "; ".join(TextFree(settings.state_dir).lines(outcome.problems[:5])),
+    )
+
+
+def _user_days(context: dg.AssetExecutionContext, config: DaysConfig, home: Home) -> dg.MaterializeResult:
     """Many homes: reindex the user's days the config names, or every daily log of the user's
     (each a diff), then the comparison of ``rows_match_log`` over the same days."""
-    from memory_assets.core.audit.checks import rows_match_logs
-
     if config.days is None:
-        sweep = indexer.reindex_files(labels=["archive"])
-        outcome = rows_match_logs(indexer.settings, indexer.store)
-        check = dg.AssetCheckResult(
-            check_name="rows_match_log",
-            passed=outcome.passed,
-            metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float)},
-            description=ROWS_MATCH_LOG
-            if outcome.passed
-            else "; ".join(TextFree(indexer.settings.state_dir).lines(outcome.problems[:5])),
-        )
+        sweep, outcome = reindex_every_day(home)
+        check = _outcome_check(home.settings, "rows_match_log", outcome, ROWS_MATCH_LOG)
     else:
         days = _config_days(config)
-        sweep = SweepResult()
-        failed = []
-        for day in days:
-            result = indexer.reindex_day(day)
-            sweep.add(result)
-            if not (day_check := day_rows_check(indexer, day, result)).passed:
-                failed.append(day_check.description or day.isoformat())
-        sweep.rows, sweep.seconds = indexer.store.count(), sum(f.seconds for f in sweep.files)
+        sweep, found = reindex_days(home, days)
+        checks = [(rows.day, day_rows_check(rows)) for rows in found]
+        failed = [check.description or day.isoformat() for day, check in checks if not check.passed]
         check = dg.AssetCheckResult(
             check_name="rows_match_log",
             passed=not failed,
             metadata={"days": len(days), "days_failing": len(failed)},
             description=ROWS_MATCH_LOG if not failed else "; ".join(failed[:5]),
         )
-    _log_warnings(context, indexer.settings, sweep.warnings)
+    _log_warnings(context, home.settings, sweep.warnings)
     return dg.MaterializeResult(metadata=days_metadata(sweep), check_results=[check])
 
 
@@ -287,13 +290,13 @@ def sweep_metadata(sweep: SweepResult) -> dict[str, object]:
 
 
 def _reindex_files(
-    context: dg.AssetExecutionContext, config: FilesConfig, indexer: Indexer, label: str
+    context: dg.AssetExecutionContext, config: FilesConfig, home: Home, label: str
 ) -> SweepResult:
     """The files ``config`` names reindexed, else every one of the index's ``label`` files (a
     sweep); the warnings logged."""
     keys = config.files
-    sweep = indexer.reindex_files(keys=keys, labels=None if keys is not None else [label])
-    _log_warnings(context, indexer.settings, sweep.warnings)
+    sweep = home.indexer.reindex_files(keys=keys, labels=None if keys is not None else [label])
+    _log_warnings(context, home.settings, sweep.warnings)
     return sweep
 
 
@@ -315,7 +318,7 @@ def _files_index(name: str, files: dg.AssetSpec, label: str, description: str) -
         memory: MemoryHomeResource,
         embedder: EmbedderResource,
     ) -> dg.MaterializeResult:
-        sweep = _reindex_files(context, config, _indexer(memory, embedder), label)
+        sweep = _reindex_files(context, config, _home(memory, embedder), label)
         return dg.MaterializeResult(metadata=files_metadata(sweep))
 
     return files_index
@@ -344,19 +347,10 @@ ROWS_MATCH_TRANSCRIPT = (
 )
 
 
-def transcript_rows_check(settings: Settings, indexer: Indexer, sweep: SweepResult) -> dg.AssetCheckResult:
+def transcript_rows_check(home: Home, sweep: SweepResult) -> dg.AssetCheckResult:
     """``rows_match_transcripts`` over the files this run wrote, compared with the table now."""
-    from memory_assets.core.audit.checks import rows_match_transcripts
-
-    files = [IndexKey.parse(f.key).filename for f in sweep.files]
-    outcome = rows_match_transcripts(settings, indexer.store, files=files)
-    return dg.AssetCheckResult(
-        check_name="rows_match_transcript",
-        passed=outcome.passed,
-        metadata={k: v for k, v in outcome.metadata.items() if isinstance(v, int | float)},
-        description=ROWS_MATCH_TRANSCRIPT
-        if outcome.passed
-        else "; ".join(TextFree(settings.state_dir).lines(outcome.problems[:5])),
+    return _outcome_check(
+        home.settings, "rows_match_transcript", transcript_rows(home, sweep), ROWS_MATCH_TRANSCRIPT
     )
 
 
@@ -384,11 +378,10 @@ def transcript_index(
     memory: MemoryHomeResource,
     embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
-    indexer = _indexer(memory, embedder)
-    sweep = _reindex_files(context, config, indexer, "transcript")
+    home = _home(memory, embedder)
+    sweep = _reindex_files(context, config, home, "transcript")
     return dg.MaterializeResult(
-        metadata=files_metadata(sweep, transcripts=True),
-        check_results=[transcript_rows_check(indexer.settings, indexer, sweep)],
+        metadata=files_metadata(sweep, transcripts=True), check_results=[transcript_rows_check(home, sweep)]
     )
 
 

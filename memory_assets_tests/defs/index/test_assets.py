@@ -5,8 +5,10 @@ from datetime import UTC, date, datetime, timedelta
 import dagster as dg
 
 from memory_assets.core.capture.transcripts import keep_turn
+from memory_assets.core.home import Home
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.knowledge.tombstones import append_tombstone
+from memory_assets.core.ops.reindex import day_rows
 from memory_assets.core.settings import Settings
 from memory_assets.defs.index.assets import (
     archival_memories,
@@ -104,7 +106,7 @@ def test_the_row_check_fails_when_the_table_disagrees_with_the_log(
     from memory_assets.defs.index.assets import day_rows_check
 
     indexer.store.table().delete("source_type = 'archive_log'")  # someone bypassed the indexer
-    check = day_rows_check(indexer, DAY, result)
+    check = day_rows_check(day_rows(Home(settings, store=indexer.store), DAY, result))
     assert not check.passed and check.metadata["missing"].value == 1
     assert check.metadata["partition"].value == DAY.isoformat() and "rematerialise" in check.description
 
@@ -234,8 +236,9 @@ def test_the_transcript_row_check_fails_when_the_table_disagrees_with_the_transc
     sweep = indexer.reindex_files(labels=["transcript"])
     from memory_assets.defs.index.assets import transcript_rows_check
 
-    assert transcript_rows_check(settings, indexer, sweep).passed
+    home = Home(settings, store=indexer.store)
+    assert transcript_rows_check(home, sweep).passed
     indexer.store.table().delete("source_type = 'transcript'")  # someone bypassed the indexer
-    check = transcript_rows_check(settings, indexer, sweep)
+    check = transcript_rows_check(home, sweep)
     assert not check.passed and check.metadata["missing_rows"].value == 1
     assert "transcripts/captured/chat-9.jsonl: 1 planned row(s) missing" in (check.description or "")
