@@ -283,20 +283,11 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "demo": {"core.audit.checks", "core.capture.daily_log", "core.settings"},
     "server.auth": {"core.durable"},
     "server.config": {"core.settings"},
-    "server.home_cache": {
-        "core.models.batching",
-        "core.write_path.extraction",
-        "core.write_path.extractor_choice",
-    },
+    "server.home_cache": {"core.models.batching"},
     "server.idempotency": {"core.durable"},
-    "server.lane": {"core.index.maintenance", "core.write_path.extraction", "core.write_path.process"},
+    "server.lane": {"core.index.maintenance"},
     "server.schemas": {"core.text", "core.write_path.extraction"},
-    "server.service": {
-        "core.durable",
-        "core.models.batching",
-        "core.write_path.extraction",
-        "core.write_path.remember",
-    },
+    "server.service": {"core.durable", "core.models.batching"},
 }
 
 

@@ -1,7 +1,7 @@
 """``HomeCache``: the open homes of the memory service, a bounded cache.
 
 It keeps at most ``max_homes`` users' homes open (their settings, LanceDB handles and
-extractor), the least recently used closed first; a home in use by a request is never closed
+extractor: ``core/ops/group_write.GroupWriter``), the least recently used closed first; a home in use by a request is never closed
 under it, nor one whose write lane holds writes (the bound is exceeded instead, until they end).
 Every home shares the one embedder of the process. A home is opened by a read only if it exists
 (``UnknownUserError`` otherwise) and created by a write (``open_user_home``).
@@ -28,11 +28,10 @@ from typing import Any
 
 from memory_assets.core.home import Home
 from memory_assets.core.models.batching import BatchingEmbedder
+from memory_assets.core.ops.group_write import GroupWriter
 from memory_assets.core.ops.root_feed import note_change
 from memory_assets.core.ops.users import open_user_home
 from memory_assets.core.settings import Settings
-from memory_assets.core.write_path.extraction import Extractor
-from memory_assets.core.write_path.extractor_choice import make_extractor
 from memory_assets.core.write_path.process import TurnResult
 from memory_assets.server.idempotency import Records
 from memory_assets.server.lane import Run, WriteLane
@@ -44,12 +43,11 @@ class UserBeingDeleted(RuntimeError):
 
 @dataclass
 class UserHome:
-    """One user's open home: its two sides, its extractor, its lane."""
+    """One user's open home: its two sides and its lane."""
 
     user_id: str
     reader: Home
     writer: Home
-    extractor: Extractor
     lane: WriteLane
     read_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     in_use: int = 0
@@ -117,16 +115,16 @@ class HomeCache:
                 self._opening.pop(user_id, None)
 
     async def _open(self, user_id: str, create: bool) -> UserHome:
-        def open_home() -> tuple[Home, Home, Extractor]:
+        def open_home() -> tuple[Home, GroupWriter]:
             reader = open_user_home(self.root, user_id, create=create, embedder=self.embedder)
-            writer = Home(reader.settings, self.embedder)
-            return reader, writer, make_extractor(reader.settings)
+            return reader, GroupWriter(Home(reader.settings, self.embedder))
 
-        reader, writer, extractor = await self.run(open_home)
+        reader, writes = await self.run(open_home)
+        writer = writes.home
         read_lock = asyncio.Lock()
         shape = self.answer
         lane = WriteLane(
-            writer,
+            writes,
             self.run,
             self.batch_turns,
             lambda what: note_change(self.root, user_id, what),
@@ -136,7 +134,7 @@ class HomeCache:
             if shape is not None
             else TurnResult.summary,
         )
-        home = UserHome(user_id, reader, writer, extractor, lane, read_lock)
+        home = UserHome(user_id, reader, writer, lane, read_lock)
         self._homes[user_id] = home
         self.opened += 1
         self._evict()

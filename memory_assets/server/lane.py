@@ -1,8 +1,8 @@
 """``WriteLane``: one user's writes, one group at a time, in arrival order.
 
 Turns (and memories, which are turns with their fact given) that queue while a group is being
-written go together as the next group (``process_turns``: each appended durably in order, each day
-reindexed once), up to ``batch_turns``; any other write (forget, unforget, the start-up catch-up)
+written go together as the next group (``core/ops/group_write.GroupWriter``: each appended durably
+in order, each day reindexed once), up to ``batch_turns``; any other write (forget, unforget, the start-up catch-up)
 runs alone. The core's locks still guard every file and index key, so the lane orders this
 process's writes while the CLI, the Dagster sensors and backfills write beside it safely.
 Different users' lanes run in parallel. A caller that goes away does not stop its write: a write
@@ -57,10 +57,10 @@ from typing import Any, TypeVar
 from memory_assets.core.backoff import LANE_REINDEX_RETRY
 from memory_assets.core.home import Home
 from memory_assets.core.index.maintenance import MaintenanceClock, disk_bytes, prune_again_after
+from memory_assets.core.ops.group_write import GroupWriter, Pending
 from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
 from memory_assets.core.sources import IndexKey
-from memory_assets.core.write_path.extraction import Extractor, Turn
-from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResult, process_turns
+from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResult
 from memory_assets.server.idempotency import Keyed, KeyReused, Records, Replay
 
 T = TypeVar("T")
@@ -81,7 +81,7 @@ class LaneClosed(RuntimeError):
 @dataclass
 class _Write:
     future: asyncio.Future[Any]
-    turn: tuple[Turn, Extractor, Keyed | None] | None = None
+    turn: tuple[Pending, Keyed | None] | None = None
     job: Callable[[], Any] | None = None
     what: str = "job"  # what the root's change feed is told the job wrote
     gated: bool = False  # runs with the home's reads held off (the lane's read gate)
@@ -93,7 +93,7 @@ class WriteLane:
 
     def __init__(
         self,
-        home: Home,
+        writer: GroupWriter,
         run: Run,
         batch_turns: int,
         note: Callable[[str], None] | None = None,
@@ -101,7 +101,8 @@ class WriteLane:
         records: Records | None = None,
         answer: Callable[[TurnResult], dict[str, Any]] = TurnResult.summary,
     ) -> None:
-        self.home = home
+        self.writer = writer  # the home's writes in groups, with its extractor
+        self.home: Home = writer.home
         self.run = run
         # The home's Idempotency-Key records (``idempotency.py``), and the answer a face gives for
         # a turn's result (what a record holds, so a retry gets exactly the first answer).
@@ -153,17 +154,17 @@ class WriteLane:
         """Writing, or holding writes: queued ones, or acknowledged turns whose rows are pending."""
         return self._task is not None or bool(self._queue) or bool(self._unindexed)
 
-    async def turn(self, turn: Turn, extractor: Extractor, keyed: Keyed | None = None) -> TurnResult | Replay:
+    async def turn(self, turn: Pending, keyed: Keyed | None = None) -> TurnResult | Replay:
         """Write ``turn``: its result, or, for a key already answered, the first answer
         (``Replay``). A turn whose key is in flight waits for it first, then is answered as a
         retry (or written, when the first failed)."""
         if keyed is None:
-            result: TurnResult = await self._submit(_Write(self._future(), turn=(turn, extractor, None)))
+            result: TurnResult = await self._submit(_Write(self._future(), turn=(turn, None)))
             return result
         while (first := self._keyed.get(keyed.key_id)) is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(first)
-        write = _Write(self._future(), turn=(turn, extractor, keyed))
+        write = _Write(self._future(), turn=(turn, keyed))
         self._keyed[keyed.key_id] = write.future
         write.future.add_done_callback(lambda _: self._keyed.pop(keyed.key_id, None))
         answered: TurnResult | Replay = await self._submit(write)
@@ -362,20 +363,19 @@ class WriteLane:
                     log.warning(f"{self.home.settings.home.name}: the change feed was not written ({exc})")
 
     def _write(
-        self, turns: list[tuple[Turn, Extractor, Keyed | None]]
+        self, turns: list[tuple[Pending, Keyed | None]]
     ) -> tuple[list[TurnResult | Replay | Exception], bool]:
         """The group's results, and whether the table is due an optimize now. When its turns were
         kept in transcripts, the job that writes their rows then looks at the table
         (``_index_turns``): the look lists the table's versions, which is not the answer's work.
 
         A keyed turn whose key has a record is not written: its result is the recorded answer. A
-        keyed turn that is written has its record written with it (``process_turns``'
+        keyed turn that is written has its record written with it (``GroupWriter.write``'s
         ``on_written``: a turn whose record fails is taken back and refused), then rewritten with
         the whole answer after the reindex (best effort)."""
-        home = self.home
         results: list[TurnResult | Replay | Exception | None] = [None] * len(turns)
         todo: list[int] = []
-        for i, (_, _, keyed) in enumerate(turns):
+        for i, (_, keyed) in enumerate(turns):
             if keyed is not None and self.records is not None:
                 try:
                     found = self.records.find(keyed)
@@ -393,17 +393,12 @@ class WriteLane:
                 return None
             return lambda result: records.write(keyed, self.answer(result))
 
-        written = process_turns(
-            [(turns[i][0], turns[i][1]) for i in todo],
-            home.settings,
-            store=home.store,
-            embedder=home.write_path_embedder(),
-            index_transcripts=False,
-            on_written=[commit(turns[i][2]) for i in todo],
+        written = self.writer.write(
+            [turns[i][0] for i in todo], on_written=[commit(turns[i][1]) for i in todo]
         )
         for i, result in zip(todo, written, strict=True):
             results[i] = result
-            keyed = turns[i][2]
+            keyed = turns[i][1]
             if keyed is not None and self.records is not None and isinstance(result, TurnResult):
                 with contextlib.suppress(OSError):  # the record of the append stands
                     self.records.write(keyed, self.answer(result))

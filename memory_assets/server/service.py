@@ -49,6 +49,7 @@ from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError
 from memory_assets.core.ops.delete_user import delete_user, finish_deletions, plan, user_target
 from memory_assets.core.ops.forget import Target, erase, forget, unforget
+from memory_assets.core.ops.group_write import Pending
 from memory_assets.core.ops.status import home_status
 from memory_assets.core.ops.upkeep.one_home import look_now
 from memory_assets.core.ops.users import (
@@ -64,9 +65,7 @@ from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.search.listing import CursorError, get_memory, list_memories
 from memory_assets.core.search.retrieval import EmptyIndexError
 from memory_assets.core.settings import Settings, SettingsError
-from memory_assets.core.write_path.extraction import Extractor, Turn
 from memory_assets.core.write_path.process import DISK_FULL_REINDEX, TurnResult
-from memory_assets.core.write_path.remember import memory_turn
 from memory_assets.server.config import ServerConfig
 from memory_assets.server.errors import ApiError
 from memory_assets.server.home_cache import HomeCache, UserBeingDeleted, UserHome
@@ -212,7 +211,7 @@ class MemoryService:
         keyed: Keyed | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """The turn's answer, and whether it is a replay of a keyed request's first answer."""
-        return await self._write_turn(user_id, Turn(user, assistant, chat_id, at), None, keyed)
+        return await self._write_turn(user_id, Pending.said(user, assistant, chat_id, at), keyed)
 
     async def add_memory(
         self,
@@ -225,13 +224,13 @@ class MemoryService:
         keyed: Keyed | None = None,
     ) -> tuple[dict[str, Any], bool]:
         try:
-            turn, given = memory_turn(text, category=category, importance=importance, chat_id=chat_id, at=at)
+            memory = Pending.memory(text, category=category, importance=importance, chat_id=chat_id, at=at)
         except ValueError as exc:  # no words, or an importance outside [0, 1]
             raise ApiError(422, "invalid_value", str(exc), "correct the value named in the detail") from None
-        return await self._write_turn(user_id, turn, given, keyed)
+        return await self._write_turn(user_id, memory, keyed)
 
     async def _write_turn(
-        self, user_id: str, turn: Turn, given: Extractor | None, keyed: Keyed | None
+        self, user_id: str, turn: Pending, keyed: Keyed | None
     ) -> tuple[dict[str, Any], bool]:
         with _errors(user_id):
             if self.disk_short() is not None:  # nothing can be written; a retry may still be answered
@@ -239,7 +238,7 @@ class MemoryService:
                     return found, True
                 raise _disk_full(user_id)
             async with self.homes.use(user_id, create=True) as home:
-                result = await home.lane.turn(turn, given or home.extractor, keyed)
+                result = await home.lane.turn(turn, keyed)
         if isinstance(result, Replay):
             return result.answer, True
         return answer_of(result, home.writer.settings), False

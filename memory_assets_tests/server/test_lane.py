@@ -15,6 +15,7 @@ import pytest
 from memory_assets.core.capture.daily_log import read_daily_log
 from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import Embedder
+from memory_assets.core.ops.group_write import Pending
 from memory_assets.core.ops.users import user_settings
 from memory_assets.core.write_path.extraction import ExtractedFact, GivenFacts, Turn
 from memory_assets.server.home_cache import HomeCache
@@ -36,8 +37,8 @@ def facts(root: Path, user: str) -> list[str]:
     return [f.content for p in sorted(archive.glob("*.md")) for f in read_daily_log(p).facts]
 
 
-def said(text: str) -> tuple[Turn, GivenFacts]:
-    return Turn(text, chat_id="lane"), GivenFacts([ExtractedFact(text, "personal")])
+def said(text: str) -> Pending:
+    return Pending(Turn(text, chat_id="lane"), GivenFacts([ExtractedFact(text, "personal")]))
 
 
 def test_turns_queued_meanwhile_are_one_group_in_order(tmp_path: Path, embedder: Embedder) -> None:
@@ -46,7 +47,7 @@ def test_turns_queued_meanwhile_are_one_group_in_order(tmp_path: Path, embedder:
 
     async def scenario() -> list[Any]:
         async with homes.use("ann", create=True) as home:
-            return await asyncio.gather(*(home.lane.turn(*said(t)) for t in texts))
+            return await asyncio.gather(*(home.lane.turn(said(t)) for t in texts))
 
     results = asyncio.run(scenario())
     assert [r.facts[0].content for r in results] == texts
@@ -61,9 +62,9 @@ def test_a_job_runs_alone_after_the_writes_before_it(tmp_path: Path, embedder: E
 
     async def scenario() -> list[Any]:
         async with homes.use("ben", create=True) as home:
-            first = home.lane.turn(*said("Bakes sourdough every Saturday morning"))
+            first = home.lane.turn(said("Bakes sourdough every Saturday morning"))
             seen = home.lane.job(lambda: facts(tmp_path, "ben"))
-            later = home.lane.turn(*said("Runs along the canal on Thursdays"))
+            later = home.lane.turn(said("Runs along the canal on Thursdays"))
             return await asyncio.gather(first, seen, later)
 
     _, seen_by_job, _ = asyncio.run(scenario())
@@ -83,7 +84,7 @@ def test_a_caller_that_goes_away_does_not_stop_its_write(tmp_path: Path, embedde
             # unwritten when it is cancelled (a bare sleep raced a turn written in under 50 ms).
             release = threading.Event()
             holding = asyncio.ensure_future(home.lane.job(lambda: release.wait(30)))
-            task = asyncio.ensure_future(home.lane.turn(*said("Keeps a logbook of every hike")))
+            task = asyncio.ensure_future(home.lane.turn(said("Keeps a logbook of every hike")))
             await asyncio.sleep(0.05)
             assert facts(tmp_path, "cid") == []
             task.cancel()
@@ -111,7 +112,7 @@ def test_a_day_whose_reindex_failed_is_retried_in_the_background(tmp_path: Path,
 
     async def scenario() -> Any:
         async with homes.use("dee", create=True) as home:
-            await home.lane.turn(*said("Sings in a choir on Wednesdays"))  # the table exists now
+            await home.lane.turn(said("Sings in a choir on Wednesdays"))  # the table exists now
             settings = home.writer.settings
             day_key = f"index-key:{settings.index_uri}|{settings.table_name}|archive:"
 
@@ -123,7 +124,7 @@ def test_a_day_whose_reindex_failed_is_retried_in_the_background(tmp_path: Path,
 
             threading.Thread(target=hold, daemon=True).start()
             held.wait(10)
-            result = await home.lane.turn(*said("Sings bass in the choir since 2019"))
+            result = await home.lane.turn(said("Sings bass in the choir since 2019"))
             release.set()
             assert result.reindex_error is not None and "LockTimeout" in result.reindex_error
             assert MemoryStore.of(settings).count(FACT_ROWS) == 1  # the second fact is not indexed
@@ -147,7 +148,7 @@ def test_the_lane_keeps_the_table_within_bounds(tmp_path: Path, embedder: Embedd
     async def scenario() -> int:
         async with homes.use("eli", create=True) as home:
             for i in range(FRAGMENTS_SOFT + 4):  # one group each: a fragment or more each
-                await home.lane.turn(*said(f"Logged a run of {i} kilometres along the river"))
+                await home.lane.turn(said(f"Logged a run of {i} kilometres along the river"))
             while home.lane.busy:
                 await asyncio.sleep(0.05)
             return home.lane.optimized
@@ -196,7 +197,7 @@ def test_the_lane_prunes_the_versions_its_optimize_left(tmp_path: Path, embedder
     async def scenario() -> tuple[int, int]:
         async with homes.use("fay", create=True) as home:
             for i in range(2 * FRAGMENTS_SOFT + 4):
-                await home.lane.turn(*said(f"Planted row {i} of tomatoes by the shed"))
+                await home.lane.turn(said(f"Planted row {i} of tomatoes by the shed"))
                 await home.lane.turns_indexed()  # each turn's rows too: a commit each, as served
             while home.lane.busy:
                 await asyncio.sleep(0.05)
@@ -234,7 +235,7 @@ def test_a_prune_keeps_what_a_read_in_flight_may_be_on_until_the_retention_passe
         async with homes.use("hal", create=True) as home:
             lane = home.lane
             for i in range(4):
-                await lane.turn(*said(f"Sowed carrots in bed {i}"))
+                await lane.turn(said(f"Sowed carrots in bed {i}"))
                 await lane.turns_indexed()
             while lane.busy or lane._optimizing:
                 await asyncio.sleep(0.05)
@@ -242,7 +243,7 @@ def test_a_prune_keeps_what_a_read_in_flight_may_be_on_until_the_retention_passe
             reader.start()
             await anyio.to_thread.run_sync(reading.wait)
             for i in range(2):  # new versions, then the optimize that replaces them
-                await lane.turn(*said(f"Sowed leeks in bed {i}"))
+                await lane.turn(said(f"Sowed leeks in bed {i}"))
                 await lane.turns_indexed()
             _optimize_now(lane)
             await _until(lambda: lane._prune_timer is not None and not lane._optimizing, "a prune that held")
@@ -284,7 +285,7 @@ def test_the_prune_waits_for_the_homes_reads_and_skips_a_home_its_upkeep_holds(
     async def scenario() -> None:
         async with homes.use("gus", create=True) as home:
             lane = home.lane
-            await lane.turn(*said("Keeps bees on the allotment"))
+            await lane.turn(said("Keeps bees on the allotment"))
             # The turn's row written first: its indexing job, if it came after the prune, would
             # find the table due again and optimize and prune a second time.
             await lane.turns_indexed()
@@ -313,7 +314,7 @@ def test_every_write_of_a_lane_is_noted_in_the_roots_change_feed(tmp_path: Path,
 
     async def scenario() -> None:
         async with homes.use("fay", create=True) as home:
-            await home.lane.turn(*said("Grows tomatoes on the balcony"))
+            await home.lane.turn(said("Grows tomatoes on the balcony"))
             await home.lane.job(lambda: None)
 
     asyncio.run(scenario())
@@ -334,7 +335,7 @@ def test_a_turns_transcript_rows_are_written_after_the_answer_and_reads_wait_for
     async def scenario() -> tuple[Any, int, int, bool]:
         async with homes.use("gus", create=True) as home:
             result = await home.lane.turn(
-                Turn("Could you suggest a pasta recipe?", chat_id="kitchen"), RuleExtractor()
+                Pending(Turn("Could you suggest a pasta recipe?", chat_id="kitchen"), RuleExtractor())
             )
             pending = not home.lane._turns_indexed.is_set()  # the turn's rows are still to be written
             await home.lane.turns_indexed()
@@ -370,8 +371,8 @@ def test_a_turn_sent_right_after_an_answer_does_not_wait_for_the_previous_turns_
 
     async def scenario() -> tuple[int, bool, int]:
         async with homes.use("hal", create=True) as home:
-            await home.lane.turn(*said("Repairs old radios in the garage"))
-            await home.lane.turn(*said("Collects valve amplifiers from the fifties"))
+            await home.lane.turn(said("Repairs old radios in the garage"))
+            await home.lane.turn(said("Collects valve amplifiers from the fifties"))
             before, busy = _transcript_rows(tmp_path, "hal"), home.lane.busy
             await home.lane.turns_indexed()
             return before, busy, _transcript_rows(tmp_path, "hal")
@@ -397,7 +398,7 @@ def test_pending_rows_are_written_without_any_read(
 
     async def scenario() -> int:
         async with homes.use("ida", create=True) as home:
-            await home.lane.turn(*said("Swims in the lake before work"))
+            await home.lane.turn(said("Swims in the lake before work"))
             for _ in range(600):  # 30 s at most; no read, no job
                 if not home.lane.busy:
                     break
@@ -420,9 +421,9 @@ def test_a_job_and_the_stop_write_the_pending_rows_first_and_the_cache_keeps_the
 
     async def scenario() -> tuple[int, bool, int]:
         async with homes.use("jo", create=True) as home:
-            await home.lane.turn(*said("Keeps bees on the allotment"))
+            await home.lane.turn(said("Keeps bees on the allotment"))
             seen = await home.lane.job(lambda: _transcript_rows(tmp_path, "jo"))
-            await home.lane.turn(*said("Sells the honey at the Sunday market"))
+            await home.lane.turn(said("Sells the honey at the Sunday market"))
         async with homes.use("kim", create=True):
             pass
         kept = "jo" in homes  # over the bound, but its second turn's row is pending
