@@ -285,7 +285,6 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "server.config": {"core.settings"},
     "server.home_cache": {"core.models.batching"},
     "server.idempotency": {"core.durable"},
-    "server.lane": {"core.index.maintenance"},
     "server.schemas": {"core.text", "core.write_path.extraction"},
     "server.service": {"core.durable", "core.models.batching"},
 }

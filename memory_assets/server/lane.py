@@ -9,9 +9,9 @@ Different users' lanes run in parallel. A caller that goes away does not stop it
 that started finishes.
 
 The lane also keeps its home's table within bounds, as the Dagster optimize sensor would: after a
-group, when the maintenance clock (``core/index/maintenance.py``: too many fragments or versions, a
-day since the last optimize with changes, or the table directory grown past its size after the
-last optimize and prune) says so, an optimize runs as the lane's next job. After a group of turns
+group, when the maintenance clock (``core/ops/upkeep/served_table.py``: too many fragments or
+versions, a day since the last optimize with changes, or the table directory grown past its size
+after the last optimize and prune) says so, an optimize runs as the lane's next job. After a group of turns
 that question is asked by the job that writes their transcripts' rows, after the answers: it lists
 the table's versions, and is no part of acknowledging a turn. The optimize is followed by a prune
 of the versions it replaced, once no read of the table is in flight in any process (``_prune``,
@@ -47,7 +47,6 @@ cancelled and a write asked of it is ``LaneClosed``.
 import asyncio
 import contextlib
 import logging
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -56,9 +55,8 @@ from typing import Any, TypeVar
 
 from memory_assets.core.backoff import LANE_REINDEX_RETRY
 from memory_assets.core.home import Home
-from memory_assets.core.index.maintenance import MaintenanceClock, disk_bytes, prune_again_after
 from memory_assets.core.ops.group_write import GroupWriter, Pending
-from memory_assets.core.ops.upkeep.exclusion import UserHeld, exclusive
+from memory_assets.core.ops.upkeep.served_table import ServedTable
 from memory_assets.core.sources import IndexKey
 from memory_assets.core.write_path.process import REINDEX_LOCK_WAIT_S, TurnResult
 from memory_assets.server.idempotency import Keyed, KeyReused, Records, Replay
@@ -118,8 +116,8 @@ class WriteLane:
         self._queue: deque[_Write] = deque()
         self._task: asyncio.Task[None] | None = None
         self._retries: set[asyncio.Task[None]] = set()
-        # The table's maintenance clock: the lane's start counts as an optimize (as a first look does).
-        self.clock = MaintenanceClock(optimized_at=time.time())
+        # The table's maintenance: its clock counts the lane's start as an optimize (as a first look does).
+        self.table = ServedTable(self.home)
         self._optimizing = False
         # the prune once the retention has passed, after a prune that kept versions for reads
         self._prune_timer: asyncio.TimerHandle | None = None
@@ -253,7 +251,7 @@ class WriteLane:
         whether or not another turn comes."""
         if self._prune_timer is not None:
             self._prune_timer.cancel()
-        wait = prune_again_after(self.home.settings.lane_version_retention_s)
+        wait = self.table.prune_again_after()
         self._prune_timer = asyncio.get_running_loop().call_later(wait, self._queue_prune)
 
     def _queue_prune(self) -> None:
@@ -411,12 +409,7 @@ class WriteLane:
         """Whether the table is due an optimize (the maintenance clock's reasons, or its growth
         rule against the directory's size after the lane's last optimize and prune)."""
         try:
-            stats = self.home.store.stats()
-            if stats.legacy:
-                return False
-            if self.clock.reasons(stats, time.time()):
-                return True
-            return self.clock.grown(disk_bytes(self.home.settings))
+            return self.table.due()
         except Exception:  # the writes stand; maintenance waits for the next group
             return False
 
@@ -426,17 +419,10 @@ class WriteLane:
         try:
             # The home's retention (a day): the versions it replaced are pruned by ``_prune``, next,
             # once no read is on them.
-            indexer = self.home.indexer_without_embedder()
-            try:
-                with exclusive(self.home.settings, "the memory service (optimizing)", timeout=0):
-                    after = indexer.optimize(prune_between=True).after
-            except UserHeld:
-                after = indexer.optimize().after
-            self.clock.optimized_version, self.optimized = after.version, self.optimized + 1
+            self.table.optimize("the memory service (optimizing)")
+            self.optimized += 1
         except Exception as exc:
             log.warning(f"{self.home.settings.home.name}: optimize failed ({type(exc).__name__}: {exc})")
-        finally:
-            self.clock.optimized_at = time.time()
 
     def _prune(self) -> None:
         """Right after the optimize, with this home's reads in the service held off (the job is
@@ -451,19 +437,14 @@ class WriteLane:
         upkeep is pruned after a later optimize."""
         self._pruned_held = False
         try:
-            settings = self.home.settings
-            with exclusive(settings, "the memory service (pruning versions)", timeout=0):
-                pruned = self.home.indexer_without_embedder().prune_versions()
+            # pruned or not (a held home keeps its versions): the next growth is measured from here
+            pruned = self.table.prune("the memory service (pruning versions)")
+            if pruned is not None:
                 self.pruned += pruned.done
                 self._pruned_held = pruned.held
-        except UserHeld:
-            pass
         except Exception as exc:
             log.warning(f"{self.home.settings.home.name}: prune failed ({type(exc).__name__}: {exc})")
         finally:
-            # pruned or not (a held home keeps its versions): the next growth is measured from here
-            with contextlib.suppress(OSError):
-                self.clock.bytes_after = disk_bytes(self.home.settings)
             self._optimizing = False
 
 

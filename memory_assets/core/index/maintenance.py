@@ -1,7 +1,7 @@
 """When a table is due its maintenance: an optimize (compaction, index folding), and the prune of
 the versions it replaced. One clock for every caller: the homes planner
 (``core/ops/upkeep/look.py``), the single home's maintenance sensor and the memory service's
-write lane (``server/lane.py``) all ask ``MaintenanceClock``.
+write lane (``core/ops/upkeep/served_table.py``) all ask ``MaintenanceClock``.
 
 An optimize is due (``MaintenanceClock.reasons``) when the table holds more than
 ``FRAGMENTS_SOFT`` fragments or ``VERSIONS_SOFT`` versions (a quarter of the ``table_bounded``

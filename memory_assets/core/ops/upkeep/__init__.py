@@ -21,6 +21,9 @@ and one loop over many homes, so a batch of users is one process with one model:
 * ``batch.py``: ``run_batch``, the users of a batch one after another under their exclusions,
   one user's failure never stopping the rest;
 * ``one_home.py``: one home's look and upkeep asked for by a person (``memory-assets upkeep``).
+* ``served_table.py``: ``ServedTable``, one home's table kept within bounds by the process that
+  writes it all day (the memory service's lane): when it is due an optimize, the optimize and the
+  prune after it.
 
 Every step is one the runners already make crash safe per home (the dream commits once, the
 reconcile truncates its hand-off last, a reindex is a diff), so a batch killed part-way leaves
