@@ -483,7 +483,7 @@ def _utc(text: str) -> Any:
     naming the expected format."""
     from datetime import datetime
 
-    from memory_assets.core.write_path.extraction import turn_time
+    from memory_assets.core.ops.write import turn_time
 
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -23,9 +23,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from memory_assets.core.capture.transcripts import FUTURE_SLACK
+from memory_assets.core.ops.write import turn_time
 from memory_assets.core.search.filters import SearchFilters
 from memory_assets.core.text import clean_text
-from memory_assets.core.write_path.extraction import turn_time
 from memory_assets.server.config import ServerConfig
 
 AT_FORMAT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"

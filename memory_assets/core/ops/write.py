@@ -2,7 +2,8 @@
 
 * ``write_turn``: a conversation turn through the write path (``process_turn``);
 * ``add_memory``: one fact through the classifier, no extraction (``remember``);
-* ``ingest``: the transcripts' user turns the write path has not read yet (``ingest_transcripts``).
+* ``ingest``: the transcripts' user turns the write path has not read yet (``ingest_transcripts``);
+* ``turn_time``: a turn's time as a face reads it (an ``--at``, a request's ``at``).
 
 Each writes with the home's store, the configured extractor (``make_extractor``: the chat model
 when ``MEMORY_LLM_URL`` is set, else the rules) and the write path's embedder
@@ -10,7 +11,7 @@ when ``MEMORY_LLM_URL`` is set, else the rules) and the write path's embedder
 waits on it or fails for it; design §7 invariant 5). The results are the write path's own.
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from memory_assets.core.home import Home
 from memory_assets.core.write_path.extraction import Turn
@@ -68,3 +69,17 @@ def ingest(home: Home, sessions: set[str] | None = None, limit: int | None = Non
         sessions=sessions,
         limit=limit,
     )
+
+
+def turn_time(value: datetime) -> datetime:
+    """A turn's time as given (an ISO date-time read by a face): UTC when it has no offset. Its UTC
+    time picks the day's log, so it must fall in the years 1-9999 in UTC; a ``ValueError`` names
+    the range otherwise (a far offset on 0001-01-01 or 9999-12-31 leaves it)."""
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(
+            f"{value.isoformat()} is outside the years 1-9999 in UTC; give a date-time from "
+            "0001-01-01 to 9999-12-31 in UTC"
+        ) from None

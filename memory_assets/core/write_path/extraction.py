@@ -8,7 +8,7 @@ endpoint, falling back to the rules on any failure, never raising into the write
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 
@@ -24,20 +24,6 @@ class Turn:
     # for a turn read from a transcript (it is kept there already) and for a memory added directly
     # (``remember``: a fact, not something said).
     keep: bool = True
-
-
-def turn_time(value: datetime) -> datetime:
-    """A turn's time as given (an ISO date-time read by a face): UTC when it has no offset. Its UTC
-    time picks the day's log, so it must fall in the years 1-9999 in UTC; a ``ValueError`` names
-    the range otherwise (a far offset on 0001-01-01 or 9999-12-31 leaves it)."""
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError(
-            f"{value.isoformat()} is outside the years 1-9999 in UTC; give a date-time from "
-            "0001-01-01 to 9999-12-31 in UTC"
-        ) from None
 
 
 @dataclass(frozen=True)
