@@ -283,10 +283,9 @@ FACE_EXCEPTIONS: dict[str, set[str]] = {
     "demo": {"core.audit.checks", "core.capture.daily_log", "core.settings"},
     "server.auth": {"core.durable"},
     "server.config": {"core.settings"},
-    "server.home_cache": {"core.models.batching"},
     "server.idempotency": {"core.durable"},
     "server.schemas": {"core.text"},
-    "server.service": {"core.durable", "core.models.batching"},
+    "server.service": {"core.durable"},
 }
 
 

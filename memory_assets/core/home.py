@@ -34,6 +34,7 @@ from pathlib import Path
 from memory_assets.core.index.indexer import Indexer
 from memory_assets.core.index.lineage import Lineage, trace_ids
 from memory_assets.core.index.store import MemoryStore
+from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder, TextEmbedder, make_embedder
 from memory_assets.core.models.language_model import ChatClient, make_chat_client
 from memory_assets.core.search.filters import SearchFilters
@@ -43,8 +44,9 @@ from memory_assets.core.settings import Settings
 
 log = logging.getLogger("memory_assets")
 
-HomeEmbedder = Embedder | HttpEmbedder
-"""The embedder a home holds: the local sentence-transformers model's or an endpoint's."""
+HomeEmbedder = Embedder | HttpEmbedder | BatchingEmbedder
+"""The embedder a home holds: the local sentence-transformers model's or an endpoint's, or one of
+them shared by many homes whose concurrent calls are computed together (``BatchingEmbedder``)."""
 
 
 class Home:

@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_assets.core.home import Home
-from memory_assets.core.models.batching import BatchingEmbedder
+from memory_assets.core.home import Home, HomeEmbedder
 from memory_assets.core.ops.group_write import GroupWriter
 from memory_assets.core.ops.root_feed import note_change
 from memory_assets.core.ops.users import open_user_home
@@ -57,7 +56,7 @@ class HomeCache:
     def __init__(
         self,
         root: Path,
-        embedder: BatchingEmbedder,
+        embedder: HomeEmbedder,
         run: Run,
         max_homes: int,
         batch_turns: int,

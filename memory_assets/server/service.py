@@ -1,9 +1,9 @@
 """The operations the REST routes and the MCP tools share, each a call into the core.
 
 ``MemoryService`` holds the process's one embedder (wrapped so concurrent requests share model
-calls, ``BatchingEmbedder``), the cache of open homes and the worker threads. Every call into
-the core (the model, LanceDB, the files) runs on a worker thread, never on the event loop; at
-most ``workers`` run at once. Writes go through the user's write lane (``lane.py``); reads take
+calls, ``core/ops/users.shared_embedder``), the cache of open homes and the worker threads. Every
+call into the core (the model, LanceDB, the files) runs on a worker thread, never on the event
+loop; at most ``workers`` run at once. Writes go through the user's write lane (``lane.py``); reads take
 the user's reader, one at a time per user. Results are the core's own (``TurnResult.summary()``,
 ``Hit.to_dict()``, ``Memory.to_dict()`` with its ``Lineage.to_dict()``, ``home_status``), and the
 core's errors become ``ApiError``s here, each with its status, code and fix.
@@ -43,9 +43,7 @@ import anyio.to_thread
 
 from memory_assets.core.durable import LockTimeout, free_bytes, is_disk_full
 from memory_assets.core.erase import EraseError
-from memory_assets.core.home import Home
 from memory_assets.core.index.store import LegacyTableError, VectorWidthMismatch
-from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import EmbedderError
 from memory_assets.core.ops.delete_user import delete_user, finish_deletions, plan, user_target
 from memory_assets.core.ops.forget import Target, erase, forget, unforget
@@ -58,6 +56,7 @@ from memory_assets.core.ops.users import (
     UnknownUserError,
     UserIdError,
     list_users,
+    shared_embedder,
     user_settings,
 )
 from memory_assets.core.reconcile import ReconcileError
@@ -81,7 +80,7 @@ class MemoryService:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.root = config.root
-        self.embedder = BatchingEmbedder(Home(user_settings(self.root, "default")).embedder)
+        self.embedder = shared_embedder(self.root)
         self.limiter = anyio.CapacityLimiter(config.workers)
         self.homes = HomeCache(
             self.root,

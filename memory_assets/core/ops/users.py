@@ -20,6 +20,9 @@ filter or reindex of one user can reach another's files or table.
   directory is the user, and so the CLI (``--home <root>/users/<id>``) and Dagster open a user's
   home exactly as they open any home, reading and writing the same rows as the server.
 * ``list_users``: the ids of the homes under a root, sorted (anything else there is left out).
+* ``shared_embedder``: the one embedder every home under a root is opened with in a process that
+  holds many (the server): the configured model, loaded once, its concurrent calls computed
+  together.
 * ``open_user_home``: a ``Home`` over a user's home; ``create=True`` initialises it on the first
   write (``init_home``, idempotent), else ``UnknownUserError`` when the user has none. While a
   deletion of the user is pending (``core/ops/delete_user.py``: its journal beside the homes,
@@ -35,7 +38,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from memory_assets.core.home import Home
+from memory_assets.core.home import Home, HomeEmbedder
+from memory_assets.core.models.batching import BatchingEmbedder
 from memory_assets.core.models.embedder import Embedder, HttpEmbedder
 from memory_assets.core.ops.status import init_home
 from memory_assets.core.settings import Settings, SettingsError, environment
@@ -136,6 +140,15 @@ def list_users(root: Path) -> list[str]:
     if not users.is_dir():
         return []
     return sorted(p.name for p in users.iterdir() if USER_ID_RE.fullmatch(p.name) and p.is_dir())
+
+
+def shared_embedder(root: Path, env: Mapping[str, str] | None = None) -> HomeEmbedder:
+    """The embedder a process shares between every home under ``root`` that it opens
+    (``open_user_home(embedder=...)``): the model the settings configure for any user (the default
+    user's settings name it; the models apply to every user alike), wrapped so concurrent calls
+    from many threads and homes are computed in one model call (``BatchingEmbedder``). Building it
+    loads no model; the first text does."""
+    return BatchingEmbedder(Home(user_settings(root, "default", env)).embedder)
 
 
 def has_home(root: Path, user_id: str) -> bool:
