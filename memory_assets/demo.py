@@ -145,7 +145,7 @@ def seed(settings: Settings, today: date) -> bool:
 def race(seconds_budget: float = 120) -> None:
     """Three `memory-assets reindex` processes started together on a scratch home while this one
     appends 120 fact lines across two logs; then once more. Each line must be one row."""
-    from memory_assets.core.audit.checks import ids_unique, rows_match_logs
+    from memory_assets.core.ops.check import check_one
 
     with tempfile.TemporaryDirectory(prefix="memory-assets-race-") as tmp:
         scratch = Settings.load(Path(tmp) / "home", env={})
@@ -167,8 +167,9 @@ def race(seconds_budget: float = 120) -> None:
         writer.join()
         outputs = [json.loads(p.communicate(timeout=seconds_budget)[0]) for p in procs]
         final = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
-        store = Home(scratch).store
-        unique, match = ids_unique(store), rows_match_logs(scratch, store)
+        home = Home(scratch)
+        store = home.store
+        unique, match = check_one(home, "ids_unique"), check_one(home, "rows_match_logs")
         print(
             f"  3 reindex processes + 1 appender: 120 fact lines -> {store.count()} rows; "
             f"repaired duplicates {sum(o['repaired'] for o in [*outputs, final])}; "
