@@ -840,6 +840,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SettingsError, OSError, RuntimeError, ValueError) as exc:
         print(f"memory-assets: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        # A command's writes are done when it returns, its searches' recall log too (written off
+        # the search's path). A command that searched has imported retrieval; one that did not
+        # has nothing to wait for and keeps its light start.
+        if (retrieval := sys.modules.get("memory_assets.core.search.retrieval")) is not None:
+            retrieval.flush_recalls()
     if isinstance(result, int):  # a command that printed its own output returns its exit status
         return result
     if result is None:

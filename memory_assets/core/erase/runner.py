@@ -63,6 +63,7 @@ from memory_assets.core.knowledge.keyed_hash import KEY_NAME, read_key
 from memory_assets.core.knowledge.memory_md import manual_lines
 from memory_assets.core.knowledge.recall_log import rotated
 from memory_assets.core.knowledge.vault import list_pages
+from memory_assets.core.search.retrieval import flush_recalls
 from memory_assets.core.settings import Settings
 from memory_assets.core.sources import CORE_FILES, LEGACY_SOURCE_TYPE, IndexKey
 
@@ -277,6 +278,9 @@ def _state(run: _Run, needles: Needles) -> dict[str, Any]:
         erase_jsonl_records(settings.confirmations_path, needles, ("content", "matched")),
     )
     count("notebook/.state/superseded.txt", erase_lines_file(settings.superseded_path, needles))
+    # This process's searches log their recalls off the caller's path: one made before the erase
+    # could land after the recall log was scrubbed and bring the text back. They land first.
+    flush_recalls()
     for path in (settings.recall_log_path, rotated(settings.recall_log_path)):
         count(f"notebook/.state/{path.name}", erase_jsonl_records(path, needles, ("snippet",)))
     count("notebook/.state/write_path.json", erase_pending_turn(state / "write_path.json", needles))
